@@ -1,0 +1,108 @@
+# Records -> variants (included from runtime/CMakeLists.txt).
+#
+# 1. Hash each op's generator and schedule sources: records tuned on other
+#    sources are stale.
+# 2. Compile the records tool (tuner/records_tool.cpp, Halide-free) and run it:
+#    it validates schedules/records/<target class>/*.json against the knob
+#    spaces and writes variants.cmake (one gradtune_add_variant() per variant)
+#    and variant_table.cpp (the runtime's dispatch table).
+# 3. gradtune_add_variant(): one add_halide_library per variant, all sharing
+#    one Halide runtime (gradtune_halide_runtime).
+
+# Ops and the files whose content a record of the op depends on.
+set(GRADTUNE_OPS
+    "DepthwiseConv2dNativeBackpropInput:depthwise_conv2d_native_backprop_input")
+set(GRADTUNE_COMMON_SOURCES
+    generators/common/window.h
+    schedules/halide_knobs.h
+    schedules/knob_space.h
+    schedules/knob_space.cpp)
+
+set(_gradtune_hash_args "")
+foreach (entry IN LISTS GRADTUNE_OPS)
+    string(REPLACE ":" ";" entry "${entry}")
+    list(GET entry 0 op)
+    list(GET entry 1 file)
+    set(_files ${GRADTUNE_COMMON_SOURCES}
+        generators/${file}_generator.cpp
+        schedules/${file}.h schedules/${file}.cpp schedules/${file}_space.cpp)
+    set(_text "")
+    foreach (f IN LISTS _files)
+        file(READ "${PROJECT_SOURCE_DIR}/${f}" _content)
+        string(APPEND _text "${f}\n${_content}\n")
+        set_property(DIRECTORY "${PROJECT_SOURCE_DIR}" APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/${f}")
+    endforeach ()
+    string(SHA256 _hash "${_text}")
+    set(GRADTUNE_SOURCE_HASH_${op} "${_hash}")
+    list(APPEND _gradtune_hash_args --source-hash "${op}=${_hash}")
+endforeach ()
+
+# The records tool, compiled now (configure time) from the same sources the
+# tuner links.
+set(_tool_sources
+    "${PROJECT_SOURCE_DIR}/tuner/records_tool.cpp"
+    "${PROJECT_SOURCE_DIR}/tuner/records.cpp"
+    "${PROJECT_SOURCE_DIR}/schedules/knob_space.cpp"
+    "${PROJECT_SOURCE_DIR}/schedules/ops.cpp")
+foreach (entry IN LISTS GRADTUNE_OPS)
+    string(REPLACE ":" ";" entry "${entry}")
+    list(GET entry 1 file)
+    list(APPEND _tool_sources "${PROJECT_SOURCE_DIR}/schedules/${file}_space.cpp")
+endforeach ()
+set(_tool "${CMAKE_BINARY_DIR}/gradtune-records")
+try_compile(_tool_ok
+    SOURCES ${_tool_sources}
+    CMAKE_FLAGS "-DINCLUDE_DIRECTORIES=${PROJECT_SOURCE_DIR}/schedules;${PROJECT_SOURCE_DIR}/tuner;${PROJECT_SOURCE_DIR}/runtime/include"
+    CXX_STANDARD 20
+    LINK_LIBRARIES nlohmann_json::nlohmann_json
+    OUTPUT_VARIABLE _tool_log
+    COPY_FILE "${_tool}")
+if (NOT _tool_ok)
+    message(FATAL_ERROR "gradtune: could not compile the records tool:\n${_tool_log}")
+endif ()
+
+file(GLOB_RECURSE _records CONFIGURE_DEPENDS "${GRADTUNE_RECORDS_DIR}/*.json")
+set(_cuda_args "")
+if (GRADTUNE_CUDA)
+    set(_cuda_args --cuda-target "${GRADTUNE_CUDA_TARGET}")
+endif ()
+execute_process(
+    COMMAND "${_tool}" --records "${GRADTUNE_RECORDS_DIR}"
+            --cpu-target "${GRADTUNE_CPU_TARGET}" ${_cuda_args}
+            --halide-version "${GRADTUNE_HALIDE_VERSION}" ${_gradtune_hash_args}
+            --cmake-out "${CMAKE_CURRENT_BINARY_DIR}/variants.cmake"
+            --table-out "${CMAKE_CURRENT_BINARY_DIR}/variant_table.cpp"
+    OUTPUT_VARIABLE _tool_out ERROR_VARIABLE _tool_err RESULT_VARIABLE _tool_result)
+string(STRIP "${_tool_out}" _tool_out)
+if (_tool_out)
+    message(STATUS "${_tool_out}")
+endif ()
+if (NOT _tool_result EQUAL 0)
+    string(STRIP "${_tool_err}" _tool_err)
+    message(FATAL_ERROR "${_tool_err}")
+endif ()
+
+# One Halide runtime for every variant (CPU and CUDA).
+add_halide_runtime(gradtune_halide_runtime NO_DEFAULT_TARGETS TARGETS ${GRADTUNE_CPU_TARGET})
+set(GRADTUNE_VARIANT_OBJECTS "")
+set(GRADTUNE_VARIANT_NAMES "")
+
+function(gradtune_add_variant name)
+    cmake_parse_arguments(PARSE_ARGV 1 ARG "" "GENERATOR;DEVICE" "PARAMS")
+    if (ARG_DEVICE STREQUAL "cuda")
+        set(target "${GRADTUNE_CUDA_TARGET}")
+    else ()
+        set(target "${GRADTUNE_CPU_TARGET}")
+    endif ()
+    add_halide_library(${name}
+        FROM gradtune_generators
+        GENERATOR ${ARG_GENERATOR}
+        FUNCTION_NAME ${name}
+        USE_RUNTIME gradtune_halide_runtime
+        TARGETS ${target}
+        PARAMS ${ARG_PARAMS})
+    set(GRADTUNE_VARIANT_OBJECTS ${GRADTUNE_VARIANT_OBJECTS} "${CMAKE_CURRENT_BINARY_DIR}/${name}.o" PARENT_SCOPE)
+    set(GRADTUNE_VARIANT_NAMES ${GRADTUNE_VARIANT_NAMES} ${name} PARENT_SCOPE)
+endfunction()
+
+include("${CMAKE_CURRENT_BINARY_DIR}/variants.cmake")

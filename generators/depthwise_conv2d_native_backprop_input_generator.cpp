@@ -1,0 +1,129 @@
+// DepthwiseConv2dNativeBackpropInput (spec/tf-ops.md section 3): the gradient
+// of a depthwise convolution with respect to its input,
+//   dIn[n,h,w,c] = sum over m, and over taps (fh, fw) with
+//                  oh*s - pad_top + fh*dh == h and ow*s - pad_left + fw*dw == w,
+//                  of out_backprop[n,oh,ow,c*M+m] * filter[fh,fw,c,m].
+// Algorithm only: the schedule is one call into schedules/.
+//
+// Halide dimension order (innermost first) for both data formats:
+//   filter        (m, c, fw, fh)   TF [FH, FW, C, M]
+//   out_backprop  (k, ow, oh, n)   k = c*M + m; TF NHWC [N, OH, OW, C*M]
+//   output        (c, w, h, n)     TF NHWC [N, H, W, C]
+// NCHW tensors are the same buffers with other strides: the data_format
+// parameter only moves the unit stride from c to w.
+//
+// Structural GeneratorParams (0 = read from the call at run time) let a
+// variant fix filter size, stride, dilations and depth multiplier.
+#include "Halide.h"
+#include "common/window.h"
+#include "depthwise_conv2d_native_backprop_input.h"
+#include "halide_knobs.h"
+
+namespace {
+
+using namespace Halide;
+using gradtune::window::narrow;
+using gradtune::window::TapGather;
+using gradtune::window::widen;
+
+enum class DataFormat { NHWC, NCHW };
+
+class DepthwiseConv2dNativeBackpropInput
+    : public Generator<DepthwiseConv2dNativeBackpropInput> {
+public:
+    GeneratorParam<Type> T{"T", Float(32)};
+    GeneratorParam<DataFormat> data_format{"data_format", DataFormat::NHWC,
+                                           {{"NHWC", DataFormat::NHWC}, {"NCHW", DataFormat::NCHW}}};
+    GeneratorParam<int> filter_height{"filter_height", 0};
+    GeneratorParam<int> filter_width{"filter_width", 0};
+    GeneratorParam<int> stride{"stride", 0};
+    GeneratorParam<int> dilation_height{"dilation_height", 0};
+    GeneratorParam<int> dilation_width{"dilation_width", 0};
+    GeneratorParam<int> depth_multiplier{"depth_multiplier", 0};
+    gradtune::DepthwiseConv2dNativeBackpropInputKnobs knobs;
+
+    // The call's geometry; a variant that fixes a value ignores its input.
+    Input<int> call_stride{"call_stride"};
+    Input<int> call_dilation_height{"call_dilation_height"};
+    Input<int> call_dilation_width{"call_dilation_width"};
+    Input<int> pad_top{"pad_top"};    // TF's pad_before for rows
+    Input<int> pad_left{"pad_left"};  // TF's pad_before for columns
+
+    GeneratorInput<Buffer<>> *filter = nullptr;        // (m, c, fw, fh)
+    GeneratorInput<Buffer<>> *out_backprop = nullptr;  // (k, ow, oh, n)
+    GeneratorOutput<Buffer<>> *output = nullptr;       // (c, w, h, n)
+
+    void configure() {
+        filter = add_input<Buffer<>>("filter", T, 4);
+        out_backprop = add_input<Buffer<>>("out_backprop", T, 4);
+        output = add_output<Buffer<>>("output", T, 4);
+    }
+
+    void generate() {
+        gradtune::DepthwiseConv2dNativeBackpropInputPipeline p;
+        Var c = p.c, x = p.x, y = p.y, n = p.n;
+        const Type acc_type = gradtune::window::accumulator_type(T);
+
+        Expr filter_rows = filter_height > 0 ? Expr(filter_height) : filter->dim(3).extent();
+        Expr filter_cols = filter_width > 0 ? Expr(filter_width) : filter->dim(2).extent();
+        Expr multiplier = depth_multiplier > 0 ? Expr(depth_multiplier) : filter->dim(0).extent();
+
+        // out_backprop reads zero outside its rows and columns; taps that land
+        // there contribute nothing.
+        p.out_backprop = BoundaryConditions::constant_exterior(
+            *out_backprop, cast(T, 0),
+            {{Expr(), Expr()}, {0, out_backprop->dim(1).extent()}, {0, out_backprop->dim(2).extent()}, {Expr(), Expr()}});
+
+        TapGather rows(y + pad_top, stride, call_stride, dilation_height, call_dilation_height, filter_rows);
+        TapGather cols(x + pad_left, stride, call_stride, dilation_width, call_dilation_width, filter_cols);
+        p.taps = RDom(0, multiplier, 0, cols.count(), 0, rows.count(), "taps");
+        RVar m = p.taps.x, j_col = p.taps.y, j_row = p.taps.z;
+        p.taps.where(cols.valid(j_col) && rows.valid(j_row));
+
+        Expr dy = p.out_backprop(c * multiplier + m, cols.source(j_col), rows.source(j_row), n);
+        Expr w = (*filter)(m, c, cols.clamped_tap(j_col), rows.clamped_tap(j_row));
+        p.accumulator(c, x, y, n) = cast(acc_type, 0);
+        p.accumulator(c, x, y, n) += widen(dy, acc_type) * widen(w, acc_type);
+        (*output)(c, x, y, n) = narrow(p.accumulator(c, x, y, n), T);
+        p.output = *output;
+
+        declare_layout(multiplier);
+        p.channels = output->dim(0).extent();
+        p.width = output->dim(1).extent();
+        p.height = output->dim(2).extent();
+        p.depth_multiplier = multiplier;
+
+        gradtune::Structure structure{
+            halide_type_to_enum_string(T), data_format == DataFormat::NHWC ? "NHWC" : "NCHW",
+            {{"depth_multiplier", depth_multiplier}, {"dilation_height", dilation_height},
+             {"dilation_width", dilation_width}, {"filter_height", filter_height},
+             {"filter_width", filter_width}, {"stride", stride}}};
+        const gradtune::OpSchema *op = gradtune::find_op("DepthwiseConv2dNativeBackpropInput");
+        std::string why = op->check_structure(structure);
+        _halide_user_assert(why.empty()) << why;
+        const auto space = op->space(gradtune::device_of(get_target()), structure);
+        gradtune::apply(gradtune::read_knobs(space, knobs.values()), structure, p, get_target());
+    }
+
+private:
+    // The unit-stride dimension is c (NHWC) or w (NCHW); a fixed filter size
+    // or depth multiplier is also a promise the buffers must keep.
+    void declare_layout(Expr multiplier) {
+        // TF tensors are dense: the filter's channel stride is M.
+        filter->dim(1).set_stride(multiplier);
+        if (data_format == DataFormat::NCHW) {
+            // The filter is [FH, FW, C, M] in both formats: m keeps stride 1.
+            out_backprop->dim(0).set_stride(Expr());
+            out_backprop->dim(1).set_stride(1);
+            output->dim(0).set_stride(Expr());
+            output->dim(1).set_stride(1);
+        }
+        if (filter_height > 0) filter->dim(3).set_bounds(0, filter_height);
+        if (filter_width > 0) filter->dim(2).set_bounds(0, filter_width);
+        if (depth_multiplier > 0) filter->dim(0).set_bounds(0, depth_multiplier);
+    }
+};
+
+}  // namespace
+
+HALIDE_REGISTER_GENERATOR(DepthwiseConv2dNativeBackpropInput, DepthwiseConv2dNativeBackpropInput)

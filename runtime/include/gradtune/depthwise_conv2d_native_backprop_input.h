@@ -1,0 +1,67 @@
+// DepthwiseConv2dNativeBackpropInput: the gradient of DepthwiseConv2dNative
+// with respect to its input (spec/tf-ops.md section 3), with TF's inputs,
+// attrs, validation order and error texts. Policy (spec section 15): NHWC and
+// NCHW, real dilated gradients, zeros for M = 0 and empty out_backprop.
+//
+//   input_sizes   int32 [4]     the shape of `input`, in data_format order
+//   filter        T [FH, FW, C, M]
+//   out_backprop  T [N, OH, OW, C*M] (NHWC) or [N, C*M, OH, OW] (NCHW)
+//   output        T of shape input_sizes
+// T is half, bfloat16, float or double.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gradtune/run_options.h"
+#include "gradtune/status.h"
+#include "gradtune/tensor.h"
+
+namespace gradtune {
+
+// Optional attributes, built like TF's C++ ops:
+//   DepthwiseConv2dNativeBackpropInput::DataFormat("NCHW").Dilations({1, 1, 2, 2})
+struct DepthwiseConv2dNativeBackpropInputAttrs {
+    DepthwiseConv2dNativeBackpropInputAttrs DataFormat(std::string_view x) const {
+        auto a = *this;
+        a.data_format_ = std::string(x);
+        return a;
+    }
+    DepthwiseConv2dNativeBackpropInputAttrs Dilations(std::vector<int> x) const {
+        auto a = *this;
+        a.dilations_ = std::move(x);
+        return a;
+    }
+    DepthwiseConv2dNativeBackpropInputAttrs ExplicitPaddings(std::vector<int> x) const {
+        auto a = *this;
+        a.explicit_paddings_ = std::move(x);
+        return a;
+    }
+    std::string data_format_ = "NHWC";
+    std::vector<int> dilations_ = {1, 1, 1, 1};
+    std::vector<int> explicit_paddings_ = {};
+};
+
+class DepthwiseConv2dNativeBackpropInput {
+public:
+    using Attrs = DepthwiseConv2dNativeBackpropInputAttrs;
+    static Attrs DataFormat(std::string_view x) { return Attrs().DataFormat(x); }
+    static Attrs Dilations(std::vector<int> x) { return Attrs().Dilations(std::move(x)); }
+    static Attrs ExplicitPaddings(std::vector<int> x) { return Attrs().ExplicitPaddings(std::move(x)); }
+
+    // Writes the gradient into `output`, which must have dtype T and shape
+    // input_sizes. On any error `output` is left untouched.
+    static Status Compute(const ConstTensorRef &input_sizes, const ConstTensorRef &filter,
+                          const ConstTensorRef &out_backprop, const std::vector<int> &strides,
+                          std::string_view padding, const TensorRef &output, const Attrs &attrs = Attrs(),
+                          const RunOptions &options = RunOptions());
+
+    // Allocates the output.
+    static Status Compute(const ConstTensorRef &input_sizes, const ConstTensorRef &filter,
+                          const ConstTensorRef &out_backprop, const std::vector<int> &strides,
+                          std::string_view padding, Tensor *output, const Attrs &attrs = Attrs(),
+                          const RunOptions &options = RunOptions());
+};
+
+}  // namespace gradtune

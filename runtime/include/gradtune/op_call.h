@@ -1,0 +1,60 @@
+// A TF-style op call by names, for tools that handle any op: `gradtune run`,
+// the tuner and the benchmark driver. Typed C++ entry points per op are in
+// gradtune/<op>.h; this layer maps names onto them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "gradtune/run_options.h"
+#include "gradtune/status.h"
+#include "gradtune/tensor.h"
+
+namespace gradtune {
+
+using AttrValue = std::variant<int64_t, double, bool, std::string, std::vector<int64_t>, std::vector<double>>;
+
+enum class AttrKind { kInt, kFloat, kBool, kString, kIntList, kFloatList };
+
+struct AttrSpec {
+    std::string name;
+    AttrKind kind;
+    bool required;
+    AttrValue default_value;
+};
+
+struct OpSpec {
+    std::string name;
+    std::vector<std::string> inputs;   // TF's input names, in order
+    std::vector<std::string> outputs;  // TF's output names, in order
+    std::vector<AttrSpec> attrs;       // excluding T, which the tensors give
+};
+
+struct OpCall {
+    std::string op;
+    std::map<std::string, ConstTensorRef> inputs;
+    std::map<std::string, AttrValue> attrs;
+};
+
+// What dispatch sees of a call: the structural values a variant may fix and
+// the run-time shape a tuned record is keyed by.
+struct CallInfo {
+    std::string op;
+    std::string dtype, data_format;
+    std::map<std::string, int> structure;
+    std::string padding;
+    std::map<std::string, int64_t> shape;
+};
+
+const std::vector<OpSpec> &RegisteredOps();
+const OpSpec *FindOpSpec(std::string_view name);
+
+// Validates like TF and runs; `outputs` receives one tensor per TF output.
+Status RunOp(const OpCall &call, std::vector<Tensor> *outputs, const RunOptions &options = {});
+// Validates like TF and describes the call without running it.
+Status DescribeCall(const OpCall &call, CallInfo *info);
+
+}  // namespace gradtune

@@ -1,0 +1,150 @@
+#include "dispatch.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <sstream>
+
+namespace gradtune::internal {
+
+namespace {
+
+std::string structure_text(const std::map<std::string, int> &structure) {
+    std::ostringstream out;
+    bool first = true;
+    for (const auto &[name, value] : structure) {
+        out << (first ? "" : " ") << name << "=" << value;
+        first = false;
+    }
+    return out.str();
+}
+
+bool same_shape(const TunedShape &t, const CallInfo &call) {
+    if (call.padding != t.padding || call.shape.size() != t.shape.size()) return false;
+    for (const auto &[name, value] : t.shape) {
+        auto it = call.shape.find(name);
+        if (it == call.shape.end() || it->second != value) return false;
+    }
+    return true;
+}
+
+// Distance between shapes: sum of |log| ratios of the sizes, plus a penalty
+// for another padding mode.
+double distance(const TunedShape &t, const CallInfo &call) {
+    double d = call.padding == t.padding ? 0.0 : 0.5;
+    for (const auto &[name, value] : t.shape) {
+        auto it = call.shape.find(name);
+        const double mine = it == call.shape.end() ? 1.0 : static_cast<double>(it->second);
+        d += std::fabs(std::log((mine + 1.0) / (static_cast<double>(value) + 1.0)));
+    }
+    return d;
+}
+
+std::map<std::string, int64_t> shape_map(const TunedShape &t) {
+    std::map<std::string, int64_t> m;
+    for (const auto &[name, value] : t.shape) m[name] = value;
+    return m;
+}
+
+}  // namespace
+
+std::string shape_key(const std::string &padding, const std::map<std::string, int64_t> &shape) {
+    std::ostringstream out;
+    out << padding;
+    for (const auto &[name, value] : shape) out << " " << name << "=" << value;
+    return out.str();
+}
+
+bool fits(const Kernel &kernel, const CallInfo &call, Device device) {
+    if (call.op != kernel.op || kernel.device != device || call.dtype != kernel.dtype ||
+        call.data_format != kernel.data_format)
+        return false;
+    for (const auto &[name, value] : kernel.structure) {
+        if (value == 0) continue;
+        auto it = call.structure.find(name);
+        if (it == call.structure.end() || it->second != value) return false;
+    }
+    return true;
+}
+
+Status select_kernel(const CallInfo &call, const RunOptions &options, const std::vector<Kernel> &kernels,
+                     const std::vector<TunedShape> &tuned, Selection *selection) {
+    const Device device = options.device;
+    if (options.external_kernel) {
+        const ExternalKernel &k = *options.external_kernel;
+        Kernel view{call.op.c_str(), k.name.c_str(), k.device, k.dtype.c_str(), k.data_format.c_str(), {}, "", k.function};
+        for (const auto &[name, value] : k.structure) view.structure.emplace_back(name.c_str(), value);
+        if (!fits(view, call, device))
+            return InvalidArgument("external kernel " + k.name + " does not fit this call");
+        *selection = {k.function, k.name, "external", "external kernel"};
+        return Status::OK();
+    }
+    if (!options.variant.empty()) {
+        for (const Kernel &k : kernels) {
+            if (options.variant != k.name) continue;
+            if (!fits(k, call, device))
+                return InvalidArgument("variant " + options.variant + " does not fit this call (" + call.op + " " +
+                                       to_string(device) + " T=" + call.dtype + " data_format=" + call.data_format +
+                                       " " + structure_text(call.structure) + ")");
+            *selection = {k.function, k.name, "forced", "RunOptions::variant"};
+            return Status::OK();
+        }
+        return InvalidArgument("no variant named " + options.variant + " in this build");
+    }
+
+    const TunedShape *nearest = nullptr;
+    double best = std::numeric_limits<double>::infinity();
+    int candidates = 0;
+    for (const TunedShape &t : tuned) {
+        const Kernel &k = kernels[t.kernel];
+        if (!fits(k, call, device) || k.generic()) continue;
+        candidates++;
+        if (same_shape(t, call)) {
+            *selection = {k.function, k.name, "exact", "tuned for this shape"};
+            return Status::OK();
+        }
+        const double d = distance(t, call);
+        if (d < best) {
+            best = d;
+            nearest = &t;
+        }
+    }
+    if (nearest) {
+        const Kernel &k = kernels[nearest->kernel];
+        *selection = {k.function, k.name, "nearest",
+                      "tuned for " + shape_key(nearest->padding, shape_map(*nearest)) + ", the nearest of " +
+                          std::to_string(candidates) + " tuned shape(s) with this structure"};
+        return Status::OK();
+    }
+    for (const Kernel &k : kernels) {
+        if (k.generic() && fits(k, call, device)) {
+            *selection = {k.function, k.name, "generic", "no tuned variant for this structure"};
+            return Status::OK();
+        }
+    }
+    return Unimplemented("gradtune: this build has no " + std::string(to_string(device)) + " variant of " + call.op +
+                         " for T=" + call.dtype + " data_format=" + call.data_format);
+}
+
+Status select_kernel(const CallInfo &call, const RunOptions &options, Selection *selection) {
+    return select_kernel(call, options, kernels(), tuned_shapes(), selection);
+}
+
+bool verbose_enabled() {
+    const char *v = std::getenv("GRADTUNE_VERBOSE");
+    return v && *v && std::strcmp(v, "0") != 0;
+}
+
+void report_call(const CallInfo &call, Device device, const Selection &selection, double milliseconds) {
+    static std::mutex mutex;
+    std::lock_guard<std::mutex> lock(mutex);
+    std::fprintf(stderr, "gradtune_verbose,%s,%s,%s,%s,%s,%s,%s,%s,%s,%.4fms\n", to_string(device), call.op.c_str(),
+                 call.dtype.c_str(), call.data_format.c_str(), structure_text(call.structure).c_str(),
+                 shape_key(call.padding, call.shape).c_str(), selection.name.c_str(), selection.tier.c_str(),
+                 selection.why.c_str(), milliseconds);
+}
+
+}  // namespace gradtune::internal

@@ -1,0 +1,42 @@
+// Dispatch: which compiled variant serves a call. In order of preference:
+//   exact    a variant tuned for this very shape (same structure and padding),
+//   nearest  the variant tuned for the nearest shape with the same structure,
+//   generic  the op's generic variant for the dtype, layout and device.
+// A caller may force a variant by name (RunOptions::variant) or hand in an
+// external kernel (the tuner). GRADTUNE_VERBOSE=1 prints one line per call.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gradtune/op_call.h"
+#include "gradtune/run_options.h"
+#include "gradtune/status.h"
+#include "variant_table.h"
+
+namespace gradtune::internal {
+
+struct Selection {
+    KernelFunction function = nullptr;
+    std::string name;
+    std::string tier;  // exact, nearest, generic, forced or external
+    std::string why;
+};
+
+Status select_kernel(const CallInfo &call, const RunOptions &options, Selection *selection);
+// The same over explicit tables (unit tests).
+Status select_kernel(const CallInfo &call, const RunOptions &options, const std::vector<Kernel> &kernels,
+                     const std::vector<TunedShape> &tuned, Selection *selection);
+
+// Whether `kernel` can run `call` on `device`.
+bool fits(const Kernel &kernel, const CallInfo &call, Device device);
+
+// "SAME C=32 H=112 N=1 W=112"
+std::string shape_key(const std::string &padding, const std::map<std::string, int64_t> &shape);
+
+bool verbose_enabled();
+// One line on stderr:
+// gradtune_verbose,<device>,<op>,<T>,<layout>,<structure>,<shape>,<variant>,<tier>,<why>,<ms>
+void report_call(const CallInfo &call, Device device, const Selection &selection, double milliseconds);
+
+}  // namespace gradtune::internal

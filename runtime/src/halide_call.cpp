@@ -1,0 +1,104 @@
+#include "halide_call.h"
+
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <mutex>
+
+namespace gradtune::internal {
+
+namespace {
+
+halide_type_t halide_type(DataType dtype) {
+    switch (dtype) {
+    case DataType::kHalf: return halide_type_t(halide_type_float, 16);
+    case DataType::kBFloat16: return halide_type_t(halide_type_bfloat, 16);
+    case DataType::kFloat: return halide_type_t(halide_type_float, 32);
+    case DataType::kDouble: return halide_type_t(halide_type_float, 64);
+    case DataType::kInt32: return halide_type_t(halide_type_int, 32);
+    case DataType::kInt64: return halide_type_t(halide_type_int, 64);
+    }
+    return halide_type_t(halide_type_float, 32);
+}
+
+void halide_error_to_context(void *user_context, const char *message) {
+    if (user_context) {
+        static_cast<CallContext *>(user_context)->error += message;
+    } else {
+        std::fprintf(stderr, "gradtune: Halide runtime: %s\n", message);
+    }
+}
+
+}  // namespace
+
+HalideBuffer::HalideBuffer(DataType dtype, const std::vector<int64_t> &shape, const void *data,
+                           const std::array<int, 4> &order) {
+    std::array<int64_t, 4> row_major_stride{};
+    int64_t stride = 1;
+    for (int d = 3; d >= 0; d--) {
+        row_major_stride[d] = stride;
+        stride *= shape[d];
+    }
+    for (int i = 0; i < 4; i++) {
+        dims_[i].min = 0;
+        dims_[i].extent = static_cast<int32_t>(shape[order[i]]);
+        dims_[i].stride = static_cast<int32_t>(row_major_stride[order[i]]);
+        dims_[i].flags = 0;
+    }
+    buffer_.host = static_cast<uint8_t *>(const_cast<void *>(data));
+    buffer_.type = halide_type(dtype);
+    buffer_.dimensions = 4;
+    buffer_.dim = dims_.data();
+    // Inputs live in host memory; CUDA kernels copy them to the device.
+    buffer_.flags = halide_buffer_flag_host_dirty;
+}
+
+void install_halide_handlers() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        halide_set_error_handler(&halide_error_to_context);
+    });
+}
+
+bool cuda_available(std::string *why) {
+    // Halide's CUDA runtime loads libcuda itself at first use; ask the driver
+    // first so that a machine without a GPU gets a clear answer.
+    static std::once_flag once;
+    static bool available = false;
+    static std::string reason;
+    std::call_once(once, [] {
+        void *lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_GLOBAL);
+        if (!lib) lib = dlopen("libcuda.so", RTLD_LAZY | RTLD_GLOBAL);
+        if (!lib) {
+            reason = "no CUDA driver (libcuda.so) on this machine";
+            return;
+        }
+        using InitFn = int (*)(unsigned);
+        using CountFn = int (*)(int *);
+        auto init = reinterpret_cast<InitFn>(dlsym(lib, "cuInit"));
+        auto count = reinterpret_cast<CountFn>(dlsym(lib, "cuDeviceGetCount"));
+        int devices = 0;
+        if (!init || !count || init(0) != 0 || count(&devices) != 0 || devices == 0) {
+            reason = "the CUDA driver reports no usable GPU";
+            return;
+        }
+        available = true;
+    });
+    if (!available && why) *why = reason;
+    return available;
+}
+
+Status finish_cuda_call(CallContext *context, halide_buffer_t *output, const std::vector<halide_buffer_t *> &inputs) {
+    int result = halide_copy_to_host(context, output);
+    for (halide_buffer_t *b : inputs) halide_device_free(context, b);
+    halide_device_free(context, output);
+    if (result != 0) return Internal("copying the CUDA result to the host failed: " + context->error);
+    return Status::OK();
+}
+
+Status kernel_status(int result, const CallContext &context, const std::string &kernel) {
+    if (result == 0) return Status::OK();
+    return Internal("kernel " + kernel + " failed (Halide error " + std::to_string(result) + "): " + context.error);
+}
+
+}  // namespace gradtune::internal

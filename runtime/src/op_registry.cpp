@@ -1,0 +1,118 @@
+// The by-name op layer (gradtune/op_call.h): every op's entry, and helpers to
+// read inputs and attrs from an OpCall.
+#include <algorithm>
+
+#include "op_entry.h"
+
+namespace gradtune {
+
+namespace internal {
+
+OpEntry depthwise_conv2d_native_backprop_input_entry();
+
+namespace {
+
+const std::vector<OpEntry> &entries() {
+    static const std::vector<OpEntry> all = {
+        depthwise_conv2d_native_backprop_input_entry(),
+    };
+    return all;
+}
+
+const OpEntry *find_entry(std::string_view name) {
+    for (const OpEntry &e : entries())
+        if (e.spec.name == name) return &e;
+    return nullptr;
+}
+
+const AttrSpec *find_attr(const OpSpec &spec, const std::string &name) {
+    for (const AttrSpec &a : spec.attrs)
+        if (a.name == name) return &a;
+    return nullptr;
+}
+
+// The attr's value in the call, else its default; an error for a missing
+// required attr or a value of the wrong kind.
+template <typename T>
+Status get_attr(const OpCall &call, const OpSpec &spec, const std::string &name, T *value) {
+    const AttrSpec *attr = find_attr(spec, name);
+    auto it = call.attrs.find(name);
+    if (it == call.attrs.end()) {
+        if (!attr || attr->required)
+            return InvalidArgument("NodeDef missing attr '" + name + "' from Op<name=" + spec.name + ">");
+        *value = std::get<T>(attr->default_value);
+        return Status::OK();
+    }
+    if (const T *v = std::get_if<T>(&it->second)) {
+        *value = *v;
+        return Status::OK();
+    }
+    return InvalidArgument("attr '" + name + "' of " + spec.name + " has the wrong type");
+}
+
+}  // namespace
+
+Status GetInput(const OpCall &call, const std::string &name, ConstTensorRef *tensor) {
+    auto it = call.inputs.find(name);
+    if (it == call.inputs.end()) return InvalidArgument(call.op + " needs input '" + name + "'");
+    *tensor = it->second;
+    return Status::OK();
+}
+
+Status GetIntList(const OpCall &call, const OpSpec &spec, const std::string &name, std::vector<int> *value) {
+    std::vector<int64_t> list;
+    GRADTUNE_RETURN_IF_ERROR(get_attr(call, spec, name, &list));
+    value->clear();
+    for (int64_t v : list) {
+        if (v < INT32_MIN || v > INT32_MAX)
+            return InvalidArgument("Attr " + name + " has value " + std::to_string(v) + " out of range for an int32");
+        value->push_back(static_cast<int>(v));
+    }
+    return Status::OK();
+}
+
+Status GetString(const OpCall &call, const OpSpec &spec, const std::string &name, std::string *value) {
+    return get_attr(call, spec, name, value);
+}
+
+Status GetBool(const OpCall &call, const OpSpec &spec, const std::string &name, bool *value) {
+    return get_attr(call, spec, name, value);
+}
+
+Status GetFloatList(const OpCall &call, const OpSpec &spec, const std::string &name, std::vector<double> *value) {
+    return get_attr(call, spec, name, value);
+}
+
+Status GetInt(const OpCall &call, const OpSpec &spec, const std::string &name, int64_t *value) {
+    return get_attr(call, spec, name, value);
+}
+
+}  // namespace internal
+
+const std::vector<OpSpec> &RegisteredOps() {
+    static const std::vector<OpSpec> specs = [] {
+        std::vector<OpSpec> s;
+        for (const internal::OpEntry &e : internal::entries()) s.push_back(e.spec);
+        return s;
+    }();
+    return specs;
+}
+
+const OpSpec *FindOpSpec(std::string_view name) {
+    const internal::OpEntry *e = internal::find_entry(name);
+    return e ? &e->spec : nullptr;
+}
+
+Status RunOp(const OpCall &call, std::vector<Tensor> *outputs, const RunOptions &options) {
+    const internal::OpEntry *e = internal::find_entry(call.op);
+    if (!e) return InvalidArgument("Op type not registered '" + call.op + "'");
+    return e->run(call, outputs, options);
+}
+
+Status DescribeCall(const OpCall &call, CallInfo *info) {
+    const internal::OpEntry *e = internal::find_entry(call.op);
+    if (!e) return InvalidArgument("Op type not registered '" + call.op + "'");
+    return e->describe(call, info);
+}
+
+}  // namespace gradtune

@@ -1,0 +1,153 @@
+#include "gradtune/tensor.h"
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+namespace gradtune {
+
+const char *DataTypeString(DataType dtype) {
+    switch (dtype) {
+    case DataType::kHalf: return "half";
+    case DataType::kBFloat16: return "bfloat16";
+    case DataType::kFloat: return "float";
+    case DataType::kDouble: return "double";
+    case DataType::kInt32: return "int32";
+    case DataType::kInt64: return "int64";
+    }
+    return "invalid";
+}
+
+const char *DataTypeName(DataType dtype) {
+    switch (dtype) {
+    case DataType::kHalf: return "float16";
+    case DataType::kBFloat16: return "bfloat16";
+    case DataType::kFloat: return "float32";
+    case DataType::kDouble: return "float64";
+    case DataType::kInt32: return "int32";
+    case DataType::kInt64: return "int64";
+    }
+    return "invalid";
+}
+
+std::optional<DataType> DataTypeFromString(std::string_view name) {
+    for (DataType t : {DataType::kHalf, DataType::kBFloat16, DataType::kFloat, DataType::kDouble, DataType::kInt32,
+                       DataType::kInt64}) {
+        if (name == DataTypeString(t) || name == DataTypeName(t)) return t;
+    }
+    return std::nullopt;
+}
+
+int DataTypeSize(DataType dtype) {
+    switch (dtype) {
+    case DataType::kHalf:
+    case DataType::kBFloat16: return 2;
+    case DataType::kFloat:
+    case DataType::kInt32: return 4;
+    case DataType::kDouble:
+    case DataType::kInt64: return 8;
+    }
+    return 0;
+}
+
+std::string ShapeString(const std::vector<int64_t> &shape) {
+    std::ostringstream out;
+    out << "[";
+    for (size_t i = 0; i < shape.size(); i++) out << (i ? "," : "") << shape[i];
+    out << "]";
+    return out.str();
+}
+
+int64_t NumElements(const std::vector<int64_t> &shape) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return n;
+}
+
+Tensor::Tensor(DataType dtype, std::vector<int64_t> shape)
+    : dtype_(dtype), shape_(std::move(shape)),
+      bytes_(static_cast<size_t>(std::max<int64_t>(NumElements(shape_), 0)) * DataTypeSize(dtype)) {}
+
+uint16_t FloatToHalfBits(float value) {
+    uint32_t f;
+    std::memcpy(&f, &value, 4);
+    const uint32_t sign = (f >> 16) & 0x8000u;
+    const uint32_t abs = f & 0x7fffffffu;
+    if (abs >= 0x7f800000u) {  // inf or NaN
+        return static_cast<uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u | ((abs >> 13) & 0x3ffu) : 0));
+    }
+    if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to inf
+    if (abs < 0x38800000u) {                                                // subnormal half (or zero)
+        // value = abs_float * 2^24 rounded to nearest even integer.
+        float a;
+        std::memcpy(&a, &abs, 4);
+        const float scaled = a * 16777216.0f;  // exact: power of two
+        return static_cast<uint16_t>(sign | static_cast<uint32_t>(std::nearbyint(scaled)));
+    }
+    // Normal: rebias exponent, round mantissa to 10 bits, nearest even.
+    uint32_t h = abs - 0x38000000u;  // exponent 127 -> 15
+    const uint32_t round = 0xfffu + ((h >> 13) & 1u);
+    h += round;
+    return static_cast<uint16_t>(sign | (h >> 13));
+}
+
+float HalfBitsToFloat(uint16_t bits) {
+    const uint32_t sign = (bits & 0x8000u) << 16;
+    const uint32_t exponent = (bits >> 10) & 0x1fu;
+    const uint32_t mantissa = bits & 0x3ffu;
+    float result;
+    if (exponent == 0) {
+        result = std::ldexp(static_cast<float>(mantissa), -24);
+        uint32_t r;
+        std::memcpy(&r, &result, 4);
+        r |= sign;
+        std::memcpy(&result, &r, 4);
+        return result;
+    }
+    uint32_t f = exponent == 31 ? (sign | 0x7f800000u | (mantissa << 13))
+                                : (sign | ((exponent + 112) << 23) | (mantissa << 13));
+    std::memcpy(&result, &f, 4);
+    return result;
+}
+
+uint16_t FloatToBFloat16Bits(float value) {
+    uint32_t f;
+    std::memcpy(&f, &value, 4);
+    if ((f & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((f >> 16) | 0x40u);  // quiet NaN
+    const uint32_t round = 0x7fffu + ((f >> 16) & 1u);
+    return static_cast<uint16_t>((f + round) >> 16);
+}
+
+float BFloat16BitsToFloat(uint16_t bits) {
+    const uint32_t f = static_cast<uint32_t>(bits) << 16;
+    float result;
+    std::memcpy(&result, &f, 4);
+    return result;
+}
+
+double LoadElement(const ConstTensorRef &t, int64_t i) {
+    switch (t.dtype) {
+    case DataType::kHalf: return HalfBitsToFloat(t.as<uint16_t>()[i]);
+    case DataType::kBFloat16: return BFloat16BitsToFloat(t.as<uint16_t>()[i]);
+    case DataType::kFloat: return t.as<float>()[i];
+    case DataType::kDouble: return t.as<double>()[i];
+    case DataType::kInt32: return t.as<int32_t>()[i];
+    case DataType::kInt64: return static_cast<double>(t.as<int64_t>()[i]);
+    }
+    return 0;
+}
+
+double Tensor::load(int64_t i) const { return LoadElement(cref(), i); }
+
+void Tensor::store(int64_t i, double value) {
+    switch (dtype_) {
+    case DataType::kHalf: as<uint16_t>()[i] = FloatToHalfBits(static_cast<float>(value)); break;
+    case DataType::kBFloat16: as<uint16_t>()[i] = FloatToBFloat16Bits(static_cast<float>(value)); break;
+    case DataType::kFloat: as<float>()[i] = static_cast<float>(value); break;
+    case DataType::kDouble: as<double>()[i] = value; break;
+    case DataType::kInt32: as<int32_t>()[i] = static_cast<int32_t>(value); break;
+    case DataType::kInt64: as<int64_t>()[i] = static_cast<int64_t>(value); break;
+    }
+}
+
+}  // namespace gradtune

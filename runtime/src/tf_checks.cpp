@@ -1,0 +1,146 @@
+#include "tf_checks.h"
+
+#include <limits>
+#include <sstream>
+
+namespace gradtune::tf {
+
+Status ParsePadding(std::string_view text, Padding *padding) {
+    if (text == "SAME") *padding = Padding::kSame;
+    else if (text == "VALID") *padding = Padding::kValid;
+    else if (text == "EXPLICIT") *padding = Padding::kExplicit;
+    else
+        return InvalidArgument("Value for attr 'padding' of \"" + std::string(text) +
+                               "\" is not in the list of allowed values: \"SAME\", \"VALID\", \"EXPLICIT\"");
+    return Status::OK();
+}
+
+Status ParseDataFormat(std::string_view text, DataFormat *format) {
+    if (text == "NHWC") *format = DataFormat::kNHWC;
+    else if (text == "NCHW") *format = DataFormat::kNCHW;
+    else
+        return InvalidArgument("Value for attr 'data_format' of \"" + std::string(text) +
+                               "\" is not in the list of allowed values: \"NHWC\", \"NCHW\"");
+    return Status::OK();
+}
+
+const char *PaddingName(Padding padding) {
+    switch (padding) {
+    case Padding::kSame: return "SAME";
+    case Padding::kValid: return "VALID";
+    case Padding::kExplicit: return "EXPLICIT";
+    }
+    return "?";
+}
+
+const char *DataFormatName(DataFormat format) { return format == DataFormat::kNHWC ? "NHWC" : "NCHW"; }
+
+int DimIndex(DataFormat format, char dim) {
+    const char *order = format == DataFormat::kNHWC ? "NHWC" : "NCHW";
+    for (int i = 0; i < 4; i++)
+        if (order[i] == dim) return i;
+    return -1;
+}
+
+Status CheckAllowedType(DataType dtype, const std::vector<DataType> &allowed) {
+    for (DataType t : allowed)
+        if (t == dtype) return Status::OK();
+    std::ostringstream out;
+    out << "Value for attr 'T' of " << DataTypeString(dtype) << " is not in the list of allowed values: ";
+    for (size_t i = 0; i < allowed.size(); i++) out << (i ? ", " : "") << DataTypeString(allowed[i]);
+    return InvalidArgument(out.str());
+}
+
+Status CheckInputType(std::string_view op, int index, DataType want, DataType got) {
+    if (want == got) return Status::OK();
+    return InvalidArgument("cannot compute " + std::string(op) + " as input #" + std::to_string(index) +
+                           "(zero-based) was expected to be a " + DataTypeString(want) + " tensor but is a " +
+                           DataTypeString(got) + " tensor");
+}
+
+Status CheckValidPadding(Padding padding, const std::vector<int> &explicit_paddings, DataFormat format) {
+    if (padding == Padding::kExplicit) {
+        if (explicit_paddings.size() != 8)
+            return InvalidArgument("explicit_paddings attribute must contain 8 values, but got: " +
+                                   std::to_string(explicit_paddings.size()));
+        for (int p : explicit_paddings)
+            if (p < 0) return InvalidArgument("All elements of explicit_paddings must be nonnegative");
+        const int batch = DimIndex(format, 'N'), depth = DimIndex(format, 'C');
+        if (explicit_paddings[2 * batch] != 0 || explicit_paddings[2 * batch + 1] != 0 ||
+            explicit_paddings[2 * depth] != 0 || explicit_paddings[2 * depth + 1] != 0)
+            return InvalidArgument("Nonzero explicit padding in the batch or depth dimensions is not supported");
+    } else if (!explicit_paddings.empty()) {
+        return InvalidArgument("explicit_paddings attribute must be empty if the padding attribute is not EXPLICIT");
+    }
+    return Status::OK();
+}
+
+Status GetWindowedOutputSizeVerbose(int64_t input_size, int64_t filter_size, int64_t dilation_rate, int64_t stride,
+                                    Padding padding, int64_t *output_size, int64_t *pad_before,
+                                    int64_t *pad_after) {
+    if (stride <= 0) return InvalidArgument("Stride must be > 0, but got " + std::to_string(stride));
+    if (dilation_rate < 1)
+        return InvalidArgument("Dilation rate must be >= 1, but got " + std::to_string(dilation_rate));
+    // C++ integer division truncates toward zero, as TF's does.
+    const int64_t effective_filter_size = (filter_size - 1) * dilation_rate + 1;
+    switch (padding) {
+    case Padding::kValid:
+        *output_size = (input_size - effective_filter_size + stride) / stride;
+        *pad_before = *pad_after = 0;
+        break;
+    case Padding::kExplicit:
+        *output_size = (input_size + *pad_before + *pad_after - effective_filter_size + stride) / stride;
+        break;
+    case Padding::kSame: {
+        *output_size = (input_size + stride - 1) / stride;
+        const int64_t needed = std::max<int64_t>(0, (*output_size - 1) * stride + effective_filter_size - input_size);
+        *pad_before = needed / 2;
+        *pad_after = needed - *pad_before;
+        break;
+    }
+    }
+    if (*output_size < 0)
+        return InvalidArgument("Computed output size would be negative: " + std::to_string(*output_size) +
+                               " [input_size: " + std::to_string(input_size) +
+                               ", effective_filter_size: " + std::to_string(effective_filter_size) +
+                               ", stride: " + std::to_string(stride) + "]");
+    return Status::OK();
+}
+
+Status ShapeBuilder::AddDim(int64_t size) {
+    if (dims_.size() >= 254) return InvalidArgument("Too many dimensions in tensor");
+    if (size < 0) return InvalidArgument("Expected a non-negative size, got " + std::to_string(size));
+    int64_t product;
+    if (__builtin_mul_overflow(num_elements_, size, &product))
+        return InvalidArgument("Encountered overflow when multiplying " + std::to_string(num_elements_) + " with " +
+                               std::to_string(size) + ", result: -1");
+    num_elements_ = product;
+    dims_.push_back(size);
+    return Status::OK();
+}
+
+int64_t ShapeElement(const ConstTensorRef &t, int64_t i) {
+    return t.dtype == DataType::kInt64 ? t.as<int64_t>()[i] : t.as<int32_t>()[i];
+}
+
+Status CheckTensorArgument(std::string_view name, const ConstTensorRef &t) {
+    int64_t elements = 1;
+    for (int64_t d : t.shape) {
+        if (d < 0)
+            return InvalidArgument(std::string(name) + " has a negative dimension: " + ShapeString(t.shape));
+        if (__builtin_mul_overflow(elements, d, &elements))
+            return InvalidArgument(std::string(name) + " has more than 2**63 - 1 elements: " + ShapeString(t.shape));
+    }
+    if (elements > 0 && t.data == nullptr) return InvalidArgument(std::string(name) + " has no data");
+    return Status::OK();
+}
+
+std::string ListString(const std::vector<int> &values) {
+    std::ostringstream out;
+    out << "[";
+    for (size_t i = 0; i < values.size(); i++) out << (i ? ", " : "") << values[i];
+    out << "]";
+    return out.str();
+}
+
+}  // namespace gradtune::tf

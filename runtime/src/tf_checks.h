@@ -1,0 +1,71 @@
+// TensorFlow's shared validation helpers, reproduced with TF's error kinds and
+// texts (spec/tf-ops.md sections 1.2-1.4). Every op's validation is built
+// from these so that the texts exist once.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gradtune/status.h"
+#include "gradtune/tensor.h"
+
+namespace gradtune::tf {
+
+enum class Padding { kSame, kValid, kExplicit };
+enum class DataFormat { kNHWC, kNCHW };
+
+// Attr validation of the op definition ("Value for attr 'padding' of ...").
+Status ParsePadding(std::string_view text, Padding *padding);
+Status ParseDataFormat(std::string_view text, DataFormat *format);
+const char *PaddingName(Padding padding);
+const char *DataFormatName(DataFormat format);
+
+// Index of dimension 'N', 'H', 'W' or 'C' in a 4-D tensor of this format.
+int DimIndex(DataFormat format, char dim);
+
+// Op-def dtype checks.
+// "Value for attr 'T' of int32 is not in the list of allowed values: half, bfloat16, float, double"
+Status CheckAllowedType(DataType dtype, const std::vector<DataType> &allowed);
+// "cannot compute <op> as input #<i>(zero-based) was expected to be a <want> tensor but is a <got> tensor"
+Status CheckInputType(std::string_view op, int index, DataType want, DataType got);
+
+// util/padding.cc CheckValidPadding for 4-D tensors.
+Status CheckValidPadding(Padding padding, const std::vector<int> &explicit_paddings, DataFormat format);
+
+// kernel_shape_util.cc GetWindowedOutputSizeVerbose: output size and pads of
+// one spatial dimension, with TF's truncating integer division.
+// For EXPLICIT, *pad_before / *pad_after are inputs.
+Status GetWindowedOutputSizeVerbose(int64_t input_size, int64_t filter_size, int64_t dilation_rate,
+                                    int64_t stride, Padding padding, int64_t *output_size,
+                                    int64_t *pad_before, int64_t *pad_after);
+
+// TensorShape::AddDimWithStatus on a growing shape: negative sizes and int64
+// overflow of the element count, with TF's texts.
+class ShapeBuilder {
+public:
+    Status AddDim(int64_t size);
+    const std::vector<int64_t> &dims() const { return dims_; }
+
+private:
+    std::vector<int64_t> dims_;
+    int64_t num_elements_ = 1;
+};
+
+// FastBoundsCheck(value, INT32_MAX): the TF "... too large" checks.
+inline bool FitsInt32(int64_t value) {
+    return static_cast<uint64_t>(value) < static_cast<uint64_t>(INT32_MAX);
+}
+
+// Reads element i of a 1-D int32/int64 shape tensor.
+int64_t ShapeElement(const ConstTensorRef &t, int64_t i);
+
+// A tensor handed to the API must be well formed: no negative dimension, data
+// present when it has elements. (TF tensors always are; raw pointers may not be.)
+Status CheckTensorArgument(std::string_view name, const ConstTensorRef &t);
+
+// "[1,2,3,4]" as TF prints list attrs.
+std::string ListString(const std::vector<int> &values);
+
+}  // namespace gradtune::tf

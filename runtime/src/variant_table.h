@@ -1,0 +1,50 @@
+// The compiled variants of this build, generated at configure time from the
+// records (tuner/records_tool.cpp). One list drives the build, the runtime's
+// dispatch and the tests (DESIGN.md rule 5).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gradtune/device.h"
+
+namespace gradtune::internal {
+
+// Every variant of an op shares the op's C signature (its generator's Inputs
+// and Outputs); the op's runtime code casts back to that signature.
+using KernelFunction = void (*)();
+
+struct Kernel {
+    const char *op;
+    const char *name;
+    Device device;
+    const char *dtype;        // float32, float64, ...
+    const char *data_format;  // NHWC or NCHW
+    // Structural values; 0 = taken from the call (any value fits).
+    std::vector<std::pair<const char *, int>> structure;
+    const char *knobs;  // "name=value ..." for reports
+    KernelFunction function;
+
+    bool generic() const {
+        for (const auto &entry : structure)
+            if (entry.second != 0) return false;
+        return true;
+    }
+};
+
+// A shape a tuned kernel was measured on (one per distilled record).
+struct TunedShape {
+    size_t kernel;         // index into kernels()
+    const char *padding;   // SAME, VALID or EXPLICIT
+    std::vector<std::pair<const char *, int64_t>> shape;  // run-time sizes by name
+    double median_ms;
+    double generic_median_ms;
+};
+
+const char *target_class();
+const std::vector<Kernel> &kernels();
+const std::vector<TunedShape> &tuned_shapes();
+
+}  // namespace gradtune::internal

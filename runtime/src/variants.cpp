@@ -1,0 +1,34 @@
+#include "gradtune/variants.h"
+
+#include "variant_table.h"
+
+namespace gradtune {
+
+std::vector<VariantInfo> Variants(std::string_view op) {
+    const auto &table = internal::kernels();
+    std::vector<VariantInfo> result;
+    for (const internal::Kernel &k : table) {
+        if (!op.empty() && op != k.op) continue;
+        VariantInfo v;
+        v.op = k.op;
+        v.name = k.name;
+        v.device = k.device;
+        v.dtype = k.dtype;
+        v.data_format = k.data_format;
+        for (const auto &[name, value] : k.structure) v.structure[name] = value;
+        v.knobs = k.knobs;
+        v.generic = k.generic();
+        for (const internal::TunedShape &t : internal::tuned_shapes()) {
+            if (&table[t.kernel] != &k) continue;
+            TunedShapeInfo info{t.padding, {}, t.median_ms, t.generic_median_ms};
+            for (const auto &[name, value] : t.shape) info.shape[name] = value;
+            v.tuned_for.push_back(std::move(info));
+        }
+        result.push_back(std::move(v));
+    }
+    return result;
+}
+
+std::string TargetClass() { return internal::target_class(); }
+
+}  // namespace gradtune

@@ -1,0 +1,82 @@
+#include "knob_space.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace gradtune {
+
+Knobs KnobSpace::defaults() const {
+    Knobs result;
+    for (const Knob &knob : knobs) result[knob.name] = knob.default_value;
+    return result;
+}
+
+const Knob *KnobSpace::find(std::string_view name) const {
+    for (const Knob &knob : knobs) {
+        if (knob.name == name) return &knob;
+    }
+    return nullptr;
+}
+
+std::string KnobSpace::check(const Knobs &values) const {
+    for (const auto &[name, value] : values) {
+        const Knob *knob = find(name);
+        if (!knob) return "unknown knob '" + name + "'";
+        if (std::find(knob->values.begin(), knob->values.end(), value) == knob->values.end()) {
+            std::ostringstream legal;
+            for (size_t i = 0; i < knob->values.size(); i++) legal << (i ? "," : "") << knob->values[i];
+            return "illegal value " + std::to_string(value) + " for knob '" + name + "' (legal: " + legal.str() + ")";
+        }
+    }
+    for (const Knob &knob : knobs) {
+        if (!values.count(knob.name)) return "missing knob '" + knob.name + "'";
+    }
+    if (constraint) {
+        std::string why = constraint(values);
+        if (!why.empty()) return "illegal knob combination: " + why;
+    }
+    return "";
+}
+
+bool Structure::is_generic() const {
+    return std::all_of(fixed.begin(), fixed.end(), [](const auto &p) { return p.second == 0; });
+}
+
+std::string Structure::key() const {
+    std::ostringstream out;
+    out << "T=" << dtype << " data_format=" << data_format;
+    for (const auto &[name, value] : fixed) out << " " << name << "=" << value;
+    return out.str();
+}
+
+std::string OpSchema::check_structure(const Structure &structure) const {
+    if (std::find(dtypes.begin(), dtypes.end(), structure.dtype) == dtypes.end())
+        return "dtype '" + structure.dtype + "' is not registered for " + name;
+    if (std::find(data_formats.begin(), data_formats.end(), structure.data_format) == data_formats.end())
+        return "data_format '" + structure.data_format + "' is not supported by " + name;
+    for (const auto &[param, value] : structure.fixed) {
+        if (std::find(structure_params.begin(), structure_params.end(), param) == structure_params.end())
+            return "unknown structural parameter '" + param + "'";
+        if (value < 0) return "structural parameter '" + param + "' must be >= 0 (0 = run time)";
+    }
+    for (const std::string &param : structure_params) {
+        if (!structure.fixed.count(param)) return "missing structural parameter '" + param + "'";
+    }
+    return "";
+}
+
+const OpSchema *find_op(std::string_view name) {
+    for (const OpSchema &op : all_ops()) {
+        if (op.name == name) return &op;
+    }
+    return nullptr;
+}
+
+int dtype_bytes(std::string_view dtype) {
+    if (dtype == "float16" || dtype == "bfloat16") return 2;
+    if (dtype == "float32" || dtype == "int32") return 4;
+    if (dtype == "float64" || dtype == "int64") return 8;
+    return 0;
+}
+
+}  // namespace gradtune

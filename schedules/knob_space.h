@@ -1,0 +1,77 @@
+// Halide-free description of an op's schedule space: the knobs a schedule
+// reads, their legal values and defaults, and the structural parameters a
+// variant may fix at compile time. The tuner samples from it, the configure
+// step validates committed records against it, and each op's apply() (in
+// <op>.cpp, which needs Halide) reads the chosen values. Nothing here may
+// include Halide.h: the records tool compiles this at configure time.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gradtune/device.h"
+
+namespace gradtune {
+
+// Knob name -> value. Ordered so that records and trial keys are deterministic.
+using Knobs = std::map<std::string, int>;
+
+struct Knob {
+    std::string name;
+    std::vector<int> values;  // the legal domain, in increasing order
+    int default_value;
+    std::string why;  // what the knob trades off, for `gradtune space`
+};
+
+struct KnobSpace {
+    std::vector<Knob> knobs;
+    // Cross-knob legality: returns "" when the combination is legal, else the
+    // reason (e.g. "accumulator tile needs 40 vector registers, more than 32").
+    std::function<std::string(const Knobs &)> constraint;
+
+    Knobs defaults() const;
+    const Knob *find(std::string_view name) const;
+    // "" when `knobs` names every knob of the space exactly once with a value
+    // from its domain and passes the constraint; else a message naming the
+    // offending knob.
+    std::string check(const Knobs &knobs) const;
+};
+
+// Structural parameters fix TF attributes at compile time (rule 3 of
+// DESIGN.md). Every op has T (dtype) and data_format; the op adds integer
+// parameters whose value 0 means "taken from the call at run time".
+struct Structure {
+    std::string dtype;        // TF's name: float32, float64, float16, bfloat16, int32, int64
+    std::string data_format;  // NHWC or NCHW
+    std::map<std::string, int> fixed;  // e.g. filter_height=3, stride=1; 0 = run time
+
+    bool is_generic() const;  // every integer parameter is 0
+    // "T=float32 data_format=NHWC filter_height=3 ..." in parameter order.
+    std::string key() const;
+    bool operator==(const Structure &other) const = default;
+};
+
+struct OpSchema {
+    std::string name;                          // TF's op name; also the generator's name
+    std::vector<std::string> dtypes;           // TF's registered T, in TF's order
+    std::vector<std::string> data_formats;     // layouts the op supports
+    std::vector<std::string> structure_params; // integer structural parameters
+    std::vector<Device> devices;
+    // The knob space of a variant with this structure on this device.
+    std::function<KnobSpace(Device, const Structure &)> space;
+    // "" when `structure` is a legal variant of this op, else why not.
+    std::string check_structure(const Structure &structure) const;
+};
+
+// Every op gradtune compiles, in a fixed order.
+const std::vector<OpSchema> &all_ops();
+const OpSchema *find_op(std::string_view name);
+
+// Byte size of a TF dtype name; 0 when unknown.
+int dtype_bytes(std::string_view dtype);
+
+}  // namespace gradtune

@@ -1,0 +1,236 @@
+// gradtune-records: run by CMake at configure time (cmake/GradtuneVariants.cmake).
+// Turns the committed records of this machine's target class into the list of
+// variants the build compiles, plus the generic variants every op always has:
+//   - a CMake file with one gradtune_add_variant() per variant (PARAMS = the
+//     structural values and every knob), and
+//   - the C++ variant table the runtime dispatches from.
+// A record with an unknown knob or illegal value stops the configure step with
+// a message naming the file; a stale record is skipped with a warning.
+//
+// Usage: gradtune-records --records DIR --cpu-target T [--cuda-target T]
+//          --halide-version V --source-hash OP=HASH... --cmake-out F --table-out F
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "records.h"
+
+namespace fs = std::filesystem;
+using namespace gradtune;
+
+namespace {
+
+struct Variant {
+    std::string name, op;
+    Device device;
+    Structure structure;
+    Knobs knobs;
+    std::vector<Record> tuned_for;  // empty for generic variants
+};
+
+struct Options {
+    std::string records_dir, cpu_target, cuda_target, halide_version, cmake_out, table_out;
+    std::map<std::string, std::string> source_hash;
+};
+
+uint64_t fnv1a(const std::string &text) {
+    uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+    return h;
+}
+
+std::string knobs_text(const Knobs &knobs) {
+    std::ostringstream out;
+    bool first = true;
+    for (const auto &[name, value] : knobs) {
+        out << (first ? "" : " ") << name << "=" << value;
+        first = false;
+    }
+    return out.str();
+}
+
+std::string variant_name(const std::string &op, Device device, const Structure &s, const Knobs &knobs) {
+    std::string base = op + "_" + to_string(device) + "_" + s.dtype + "_" + s.data_format;
+    if (s.is_generic()) return base + "_generic";
+    std::ostringstream hash;
+    hash << std::hex << std::setw(8) << std::setfill('0')
+         << (fnv1a(s.key() + "|" + knobs_text(knobs)) & 0xffffffffu);
+    return base + "_t" + hash.str();
+}
+
+std::string c_string(const std::string &s) {
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') out += '\\';
+        out += c;
+    }
+    return out + "\"";
+}
+
+Options parse(int argc, char **argv) {
+    Options o;
+    for (int i = 1; i < argc; i++) {
+        std::string arg = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) throw std::runtime_error("missing value after " + arg);
+            return argv[++i];
+        };
+        if (arg == "--records") o.records_dir = value();
+        else if (arg == "--cpu-target") o.cpu_target = value();
+        else if (arg == "--cuda-target") o.cuda_target = value();
+        else if (arg == "--halide-version") o.halide_version = value();
+        else if (arg == "--cmake-out") o.cmake_out = value();
+        else if (arg == "--table-out") o.table_out = value();
+        else if (arg == "--source-hash") {
+            std::string kv = value();
+            auto eq = kv.find('=');
+            if (eq == std::string::npos) throw std::runtime_error("--source-hash wants OP=HASH");
+            o.source_hash[kv.substr(0, eq)] = kv.substr(eq + 1);
+        } else {
+            throw std::runtime_error("unknown argument " + arg);
+        }
+    }
+    if (o.records_dir.empty() || o.cpu_target.empty() || o.cmake_out.empty() || o.table_out.empty())
+        throw std::runtime_error("usage: gradtune-records --records DIR --cpu-target T [--cuda-target T] "
+                                 "--halide-version V --source-hash OP=HASH... --cmake-out F --table-out F");
+    return o;
+}
+
+std::string target_of(const Options &o, Device device) {
+    return device == Device::cpu ? o.cpu_target : o.cuda_target;
+}
+
+void write_if_changed(const std::string &path, const std::string &text) {
+    std::ifstream in(path);
+    std::stringstream old;
+    old << in.rdbuf();
+    if (in && old.str() == text) return;  // keep the timestamp: no needless rebuild
+    std::ofstream out(path);
+    out << text;
+    if (!out) throw std::runtime_error(path + ": cannot be written");
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    try {
+        Options o = parse(argc, argv);
+        const std::string klass = target_class(o.cpu_target);
+        std::vector<Variant> variants;
+        std::map<std::string, size_t> by_name;
+        auto add = [&](const std::string &op, Device device, const Structure &s, const Knobs &knobs) -> Variant & {
+            std::string name = variant_name(op, device, s, knobs);
+            auto it = by_name.find(name);
+            if (it != by_name.end()) return variants[it->second];
+            by_name[name] = variants.size();
+            variants.push_back({name, op, device, s, knobs, {}});
+            return variants.back();
+        };
+
+        // Generic variants: every op, dtype, layout and device, default knobs.
+        for (const OpSchema &op : all_ops()) {
+            for (Device device : op.devices) {
+                if (device == Device::cuda && o.cuda_target.empty()) continue;
+                for (const std::string &dtype : op.dtypes) {
+                    for (const std::string &layout : op.data_formats) {
+                        Structure s{dtype, layout, {}};
+                        for (const std::string &param : op.structure_params) s.fixed[param] = 0;
+                        add(op.name, device, s, op.space(device, s).defaults());
+                    }
+                }
+            }
+        }
+
+        // Tuned variants from this class's records.
+        const fs::path class_dir = fs::path(o.records_dir) / klass;
+        int used = 0, stale = 0;
+        if (fs::is_directory(class_dir)) {
+            std::vector<fs::path> files;
+            for (const auto &entry : fs::directory_iterator(class_dir)) files.push_back(entry.path());
+            std::sort(files.begin(), files.end());
+            for (const fs::path &path : files) {
+                if (path.extension() != ".json") continue;
+                if (!find_op(path.stem().string()))
+                    throw std::runtime_error(path.string() + ": no op named " + path.stem().string());
+                RecordFile file = read_record_file(path.string());
+                if (file.target_class != klass)
+                    throw std::runtime_error(path.string() + ": target_class " + file.target_class +
+                                             " in the folder of " + klass);
+                for (const Record &r : file.records) {
+                    const std::string target = target_of(o, r.device);
+                    std::string why = target.empty() ? "no CUDA variants in this build"
+                                                     : staleness(r, o.halide_version, o.source_hash[r.op], target);
+                    if (!why.empty()) {
+                        std::cout << "gradtune: warning: skipping stale record " << path.string() << " ["
+                                  << to_string(r.device) << " " << r.structure.key() << " " << r.shape_key()
+                                  << "]: " << why << "\n";
+                        stale++;
+                        continue;
+                    }
+                    add(r.op, r.device, r.structure, r.knobs).tuned_for.push_back(r);
+                    used++;
+                }
+            }
+        }
+        std::cout << "gradtune: target class " << klass << ": " << used << " tuned record(s) used, " << stale
+                  << " stale, " << variants.size() << " variants\n";
+
+        // CMake: one gradtune_add_variant() per variant.
+        std::ostringstream cmake;
+        cmake << "# Generated by gradtune-records at configure time. Do not edit.\n"
+              << "set(GRADTUNE_TARGET_CLASS " << klass << ")\n";
+        for (const Variant &v : variants) {
+            cmake << "gradtune_add_variant(" << v.name << " GENERATOR " << v.op << " DEVICE " << to_string(v.device)
+                  << "\n    PARAMS T=" << v.structure.dtype << " data_format=" << v.structure.data_format;
+            for (const auto &[name, value] : v.structure.fixed) cmake << " " << name << "=" << value;
+            cmake << "\n          ";
+            for (const auto &[name, value] : v.knobs) cmake << " " << name << "=" << value;
+            cmake << ")\n";
+        }
+        write_if_changed(o.cmake_out, cmake.str());
+
+        // C++: the runtime's variant table.
+        std::ostringstream table;
+        table << "// Generated by gradtune-records at configure time. Do not edit.\n"
+              << "#include \"variant_table.h\"\n\n";
+        for (const Variant &v : variants) table << "#include \"" << v.name << ".h\"\n";
+        table << "\nnamespace gradtune::internal {\n\n"
+              << "const char *target_class() { return " << c_string(klass) << "; }\n\n"
+              << "const std::vector<Kernel> &kernels() {\n    static const std::vector<Kernel> table = {\n";
+        for (const Variant &v : variants) {
+            table << "        {" << c_string(v.op) << ", " << c_string(v.name) << ", Device::" << to_string(v.device)
+                  << ", " << c_string(v.structure.dtype) << ", " << c_string(v.structure.data_format) << ",\n         {";
+            bool first = true;
+            for (const auto &[name, value] : v.structure.fixed) {
+                table << (first ? "" : ", ") << "{" << c_string(name) << ", " << value << "}";
+                first = false;
+            }
+            table << "},\n         " << c_string(knobs_text(v.knobs)) << ", reinterpret_cast<KernelFunction>(&" << v.name
+                  << ")},\n";
+        }
+        table << "    };\n    return table;\n}\n\n"
+              << "const std::vector<TunedShape> &tuned_shapes() {\n    static const std::vector<TunedShape> table = {\n";
+        for (size_t i = 0; i < variants.size(); i++) {
+            for (const Record &r : variants[i].tuned_for) {
+                table << "        {" << i << ", " << c_string(r.padding) << ", {";
+                bool first = true;
+                for (const auto &[name, value] : r.shape) {
+                    table << (first ? "" : ", ") << "{" << c_string(name) << ", " << value << "}";
+                    first = false;
+                }
+                table << "}, " << r.median_ms << ", " << r.generic_median_ms << "},\n";
+            }
+        }
+        table << "    };\n    return table;\n}\n\n}  // namespace gradtune::internal\n";
+        write_if_changed(o.table_out, table.str());
+        return 0;
+    } catch (const std::exception &e) {
+        std::cerr << "gradtune: error: " << e.what() << "\n";
+        return 1;
+    }
+}
