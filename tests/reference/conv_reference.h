@@ -1,0 +1,44 @@
+// Plain-loop references written from the math of spec/tf-ops.md, independent
+// of the generators: scatter loops in double precision over NHWC tensors.
+// Tests compare every compiled variant against these.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gradtune::reference {
+
+// One spatial dimension's TF geometry (spec 1.2), computed here again from
+// the formulas, not with the runtime's code.
+struct Window {
+    int64_t output = 0, pad_before = 0, pad_after = 0;
+};
+// padding: "SAME", "VALID" or "EXPLICIT" (then pad_before/pad_after are used).
+Window window(int64_t input, int64_t filter, int64_t dilation, int64_t stride, const std::string &padding,
+              int64_t pad_before = 0, int64_t pad_after = 0);
+
+// Geometry of a 2-D window op, rows and columns.
+struct Geometry2D {
+    int64_t stride_rows = 1, stride_cols = 1, dilation_rows = 1, dilation_cols = 1;
+    int64_t pad_top = 0, pad_left = 0;
+};
+
+// DepthwiseConv2dNative (spec 2): in [N,H,W,C], filter [FH,FW,C,M] ->
+// [N,OH,OW,C*M].
+std::vector<double> depthwise_conv2d(const std::vector<double> &in, const std::vector<int64_t> &in_shape,
+                                     const std::vector<double> &filter, const std::vector<int64_t> &filter_shape,
+                                     int64_t out_rows, int64_t out_cols, const Geometry2D &g);
+
+// DepthwiseConv2dNativeBackpropInput (spec 3): returns dIn [N,H,W,C].
+std::vector<double> depthwise_conv2d_backprop_input(const std::vector<int64_t> &in_shape,
+                                                    const std::vector<double> &filter,
+                                                    const std::vector<int64_t> &filter_shape,
+                                                    const std::vector<double> &out_backprop,
+                                                    const std::vector<int64_t> &out_shape, const Geometry2D &g);
+
+// NHWC <-> NCHW for 4-D tensors stored row-major.
+std::vector<double> nhwc_to_nchw(const std::vector<double> &x, const std::vector<int64_t> &nhwc_shape);
+std::vector<double> nchw_to_nhwc(const std::vector<double> &x, const std::vector<int64_t> &nchw_shape);
+
+}  // namespace gradtune::reference

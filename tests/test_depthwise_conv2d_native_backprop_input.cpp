@@ -1,0 +1,500 @@
+// DepthwiseConv2dNativeBackpropInput: every compiled variant against the
+// plain-loop reference, TF's goldens, TF's bad-input table (spec section 11
+// rows 1-24 with the section 15 policy), empty tensors, thread safety.
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <sstream>
+#include <thread>
+
+#include "reference/conv_reference.h"
+#include "test_util.h"
+
+using namespace gradtune;
+using namespace gradtune::testing;
+
+namespace {
+
+constexpr const char *kOp = "DepthwiseConv2dNativeBackpropInput";
+
+struct Case {
+    int64_t N, H, W, C, M, FH, FW, stride, dilation_h, dilation_w;
+    std::string padding;
+    std::array<int, 4> pads{};  // top, bottom, left, right (EXPLICIT only)
+
+    std::string describe() const {
+        std::ostringstream out;
+        out << "N" << N << " H" << H << " W" << W << " C" << C << " M" << M << " f" << FH << "x" << FW << " s"
+            << stride << " d" << dilation_h << "x" << dilation_w << " " << padding;
+        if (padding == "EXPLICIT") out << "(" << pads[0] << "," << pads[1] << "," << pads[2] << "," << pads[3] << ")";
+        return out.str();
+    }
+};
+
+struct Outcome {
+    bool valid = false;  // false: TF rejects the geometry; nothing was run
+    Status status;
+    double error = 0;
+};
+
+// Runs one case through the public API (forcing `variant` unless empty) and
+// compares with the reference.
+Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const std::string &variant,
+                 uint32_t seed) {
+    using namespace gradtune::reference;
+    Window rows = window(k.H, k.FH, k.dilation_h, k.stride, k.padding, k.pads[0], k.pads[1]);
+    Window cols = window(k.W, k.FW, k.dilation_w, k.stride, k.padding, k.pads[2], k.pads[3]);
+    Outcome outcome;
+    if (rows.output < 0 || cols.output < 0) return outcome;
+    outcome.valid = true;
+    const std::vector<int64_t> in_shape{k.N, k.H, k.W, k.C}, filter_shape{k.FH, k.FW, k.C, k.M};
+    const std::vector<int64_t> out_shape{k.N, rows.output, cols.output, k.C * k.M};
+    std::vector<double> filter = random_values(NumElements(filter_shape), seed, dtype);
+    std::vector<double> dy = random_values(NumElements(out_shape), seed + 1, dtype);
+    Geometry2D g{k.stride, k.stride, k.dilation_h, k.dilation_w, rows.pad_before, cols.pad_before};
+    std::vector<double> want = depthwise_conv2d_backprop_input(in_shape, filter, filter_shape, dy, out_shape, g);
+
+    const bool nchw = layout == "NCHW";
+    auto to_layout = [&](const std::vector<int64_t> &s) {
+        return nchw ? std::vector<int64_t>{s[0], s[3], s[1], s[2]} : s;
+    };
+    Tensor dy_tensor = make_tensor(dtype, to_layout(out_shape), nchw ? nhwc_to_nchw(dy, out_shape) : dy);
+    Tensor filter_tensor = make_tensor(dtype, filter_shape, filter);
+    Tensor sizes = int32_vector(to_layout(in_shape));
+    const int s = static_cast<int>(k.stride);
+    std::vector<int> strides = nchw ? std::vector<int>{1, 1, s, s} : std::vector<int>{1, s, s, 1};
+    const int dh = static_cast<int>(k.dilation_h), dw = static_cast<int>(k.dilation_w);
+    auto attrs = DepthwiseConv2dNativeBackpropInput::DataFormat(layout).Dilations(
+        nchw ? std::vector<int>{1, 1, dh, dw} : std::vector<int>{1, dh, dw, 1});
+    if (k.padding == "EXPLICIT") {
+        auto [t, b, l, r] = k.pads;
+        attrs = attrs.ExplicitPaddings(nchw ? std::vector<int>{0, 0, 0, 0, t, b, l, r}
+                                            : std::vector<int>{0, 0, t, b, l, r, 0, 0});
+    }
+    RunOptions options;
+    options.variant = variant;
+    Tensor output;
+    outcome.status = DepthwiseConv2dNativeBackpropInput::Compute(sizes, filter_tensor, dy_tensor, strides, k.padding,
+                                                                 &output, attrs, options);
+    if (!outcome.status.ok()) return outcome;
+    std::vector<double> got = to_doubles(output);
+    if (nchw) got = nchw_to_nhwc(got, to_layout(in_shape));
+    outcome.error = normwise_error(got, want);
+    return outcome;
+}
+
+// A sweep over the structure a generic variant leaves to run time, plus the
+// edge sizes: strides 1/2/3, dilations, filter shapes, every padding mode,
+// C in {1, 3, 16, 17, 33}, M in {1, 2, 3}, H and W of 1..3 and odd sizes,
+// and empty tensors.
+std::vector<Case> generic_cases() {
+    std::vector<Case> cases;
+    const int64_t channels[] = {1, 3, 16, 17, 33};
+    const int64_t multipliers[] = {1, 2, 3};
+    int i = 0;
+    for (int64_t stride : {1, 2, 3})
+        for (auto [dh, dw] : {std::pair{1, 1}, std::pair{2, 2}, std::pair{1, 2}})
+            for (auto [fh, fw] : {std::pair{3, 3}, std::pair{2, 3}, std::pair{1, 1}, std::pair{5, 5}})
+                for (const char *padding : {"SAME", "VALID", "EXPLICIT"}) {
+                    const int64_t C = channels[i % 5], M = multipliers[(i / 5) % 3];
+                    cases.push_back({2, 7 + i % 3, 9 - i % 2, C, M, fh, fw, stride, dh, dw, padding, {1, 2, 0, 3}});
+                    i++;
+                }
+    for (int64_t H : {1, 2, 3})
+        for (int64_t W : {1, 2, 3})
+            for (auto [k, s] : {std::pair{3, 1}, std::pair{3, 2}, std::pair{2, 1}})
+                for (const char *padding : {"SAME", "VALID"})
+                    cases.push_back({1, H, W, H == W ? 3 : 1, 1, k, k, s, 1, 1, padding, {}});
+    // Empty tensors: batch 0, depth multiplier 0, no out_backprop rows
+    // (VALID, filter 3 on 2 rows: O = (2 - 3 + 1) / 1 = 0), empty filter.
+    cases.push_back({0, 5, 5, 3, 1, 3, 3, 1, 1, 1, "SAME", {}});
+    cases.push_back({2, 5, 5, 3, 0, 3, 3, 1, 1, 1, "SAME", {}});
+    cases.push_back({1, 2, 5, 3, 1, 3, 3, 1, 1, 1, "VALID", {}});
+    cases.push_back({1, 4, 4, 3, 1, 0, 3, 1, 1, 1, "VALID", {}});
+    cases.push_back({1, 4, 4, 0, 2, 3, 3, 1, 1, 1, "SAME", {}});
+    return cases;
+}
+
+// Run-time sizes for a variant whose structure is fixed.
+std::vector<Case> specialised_cases(const VariantInfo &v) {
+    std::vector<Case> cases;
+    const auto &s = v.structure;
+    const std::array<int64_t, 4> sizes[] = {{1, 1, 1, 1},  {1, 2, 3, 3},  {2, 7, 9, 17}, {1, 3, 2, 16},
+                                            {2, 5, 5, 33}, {1, 12, 11, 48}, {3, 9, 8, 32}, {0, 4, 4, 8}};
+    for (const auto &[N, H, W, C] : sizes)
+        for (const char *padding : {"SAME", "VALID", "EXPLICIT"})
+            cases.push_back({N, H, W, C, s.at("depth_multiplier"), s.at("filter_height"), s.at("filter_width"),
+                             s.at("stride"), s.at("dilation_height"), s.at("dilation_width"), padding, {1, 0, 2, 1}});
+    return cases;
+}
+
+bool fits(const VariantInfo &v, const Case &k) {
+    const std::map<std::string, int64_t> call{{"depth_multiplier", k.M},  {"dilation_height", k.dilation_h},
+                                              {"dilation_width", k.dilation_w}, {"filter_height", k.FH},
+                                              {"filter_width", k.FW},     {"stride", k.stride}};
+    for (const auto &[name, value] : v.structure)
+        if (value != 0 && call.at(name) != value) return false;
+    return true;
+}
+
+}  // namespace
+
+TEST_CASE("every CPU variant of DepthwiseConv2dNativeBackpropInput matches the reference", "[dw_backprop_input]") {
+    const auto variants = Variants(kOp);
+    REQUIRE(!variants.empty());
+    int checked = 0;
+    for (const VariantInfo &v : variants) {
+        if (v.device != Device::cpu) continue;
+        const DataType dtype = dtype_of(v.dtype);
+        const std::vector<Case> cases = v.generic ? generic_cases() : specialised_cases(v);
+        uint32_t seed = 1;
+        for (const Case &k : cases) {
+            if (!fits(v, k)) continue;
+            Outcome o = run_case(k, dtype, v.data_format, v.name, seed += 2);
+            if (!o.valid) continue;
+            INFO(v.name << " " << k.describe());
+            REQUIRE(o.status.ok());
+            CHECK(o.error <= tolerance(dtype));
+            checked++;
+        }
+    }
+    INFO("cases checked: " << checked);
+    CHECK(checked > 500);
+}
+
+TEST_CASE("dispatch serves TF's depthwise gradient test configs (spec 13.4)", "[dw_backprop_input]") {
+    // input, filter, stride, padding[, explicit pads, dilations] from
+    // depthwise_conv_op_base.py's gradient tests, float32 and float64.
+    const std::vector<Case> cases = {
+        {2, 5, 8, 1, 2, 4, 4, 1, 1, 1, "SAME", {}},
+        {4, 5, 5, 1, 2, 2, 2, 2, 1, 1, "VALID", {}},
+        {2, 4, 4, 2, 2, 3, 1, 1, 1, 1, "SAME", {}},
+        {1, 15, 15, 2, 1, 1, 3, 1, 1, 1, "SAME", {}},
+        {2, 15, 16, 1, 2, 3, 3, 3, 1, 1, "VALID", {}},
+        {2, 5, 8, 1, 2, 4, 3, 1, 1, 2, "SAME", {}},
+        {1, 3, 1, 2, 1, 2, 1, 1, 1, 1, "SAME", {}},
+        {2, 2, 3, 2, 1, 2, 1, 1, 1, 1, "SAME", {}},
+        {2, 2, 3, 1, 1, 2, 2, 1, 1, 1, "SAME", {}},
+        {2, 5, 8, 1, 2, 4, 4, 1, 1, 1, "EXPLICIT", {0, 1, 2, 3}},
+        {4, 5, 5, 1, 2, 2, 2, 2, 1, 1, "EXPLICIT", {3, 1, 5, 0}},
+        {2, 4, 4, 2, 2, 3, 1, 1, 1, 1, "EXPLICIT", {4, 1, 3, 4}},
+        {1, 15, 15, 2, 1, 1, 3, 1, 1, 1, "EXPLICIT", {3, 0, 2, 8}},
+        {2, 15, 16, 1, 2, 3, 3, 3, 1, 1, "EXPLICIT", {0, 0, 10, 0}},
+        {2, 5, 8, 1, 2, 3, 4, 1, 2, 1, "EXPLICIT", {3, 1, 2, 3}},
+        {2, 4, 3, 2, 1, 3, 2, 1, 1, 1, "EXPLICIT", {2, 0, 1, 0}},
+    };
+    for (DataType dtype : {DataType::kFloat, DataType::kDouble})
+        for (const char *layout : {"NHWC", "NCHW"})
+            for (const Case &k : cases) {
+                Outcome o = run_case(k, dtype, layout, "", 7);
+                INFO(k.describe() << " " << layout << " " << DataTypeName(dtype));
+                REQUIRE(o.valid);
+                REQUIRE(o.status.ok());
+                CHECK(o.error <= tolerance(dtype));
+            }
+}
+
+TEST_CASE("TF's depthwise golden is reproduced exactly through the gradient (spec 1.1)", "[dw_backprop_input]") {
+    // Forward golden: input [1,2,3,2] = 1..12, filter [2,2,2,2] = 1..16, VALID,
+    // stride 1 -> [196,216,272,296,252,280,344,376]. The gradient is the
+    // forward op's adjoint, so <input, BackpropInput(e_k)> = output[k] for
+    // every one-hot out_backprop e_k: exact in integers.
+    const std::vector<double> golden = {196, 216, 272, 296, 252, 280, 344, 376};
+    std::vector<double> input(12), filter(16);
+    for (int i = 0; i < 12; i++) input[i] = i + 1;
+    for (int i = 0; i < 16; i++) filter[i] = i + 1;
+    for (DataType dtype : {DataType::kFloat, DataType::kDouble, DataType::kHalf, DataType::kBFloat16}) {
+        for (int k = 0; k < 8; k++) {
+            std::vector<double> dy(8, 0.0);
+            dy[k] = 1;
+            Tensor out;
+            Status st = DepthwiseConv2dNativeBackpropInput::Compute(
+                int32_vector({1, 2, 3, 2}), make_tensor(dtype, {2, 2, 2, 2}, filter),
+                make_tensor(dtype, {1, 1, 2, 4}, dy), {1, 1, 1, 1}, "VALID", &out);
+            REQUIRE(st.ok());
+            double dot = 0;
+            for (int i = 0; i < 12; i++) dot += input[i] * out.load(i);
+            INFO(DataTypeName(dtype) << " k=" << k);
+            CHECK(dot == golden[k]);
+        }
+    }
+}
+
+TEST_CASE("adjoint identity with the forward reference", "[dw_backprop_input]") {
+    // <DepthwiseConv2dNative(x, f), dy> == <x, BackpropInput(dy, f)>, the
+    // forward computed by an independent gather loop.
+    using namespace gradtune::reference;
+    const std::vector<Case> cases = {{2, 9, 7, 5, 2, 3, 3, 2, 1, 1, "SAME", {}},
+                                     {1, 11, 10, 4, 1, 5, 3, 1, 2, 3, "VALID", {}},
+                                     {3, 6, 6, 3, 3, 2, 2, 3, 2, 2, "EXPLICIT", {2, 1, 0, 3}}};
+    for (const Case &k : cases) {
+        Window rows = window(k.H, k.FH, k.dilation_h, k.stride, k.padding, k.pads[0], k.pads[1]);
+        Window cols = window(k.W, k.FW, k.dilation_w, k.stride, k.padding, k.pads[2], k.pads[3]);
+        const std::vector<int64_t> in_shape{k.N, k.H, k.W, k.C}, f_shape{k.FH, k.FW, k.C, k.M};
+        const std::vector<int64_t> out_shape{k.N, rows.output, cols.output, k.C * k.M};
+        auto x = random_values(NumElements(in_shape), 11, DataType::kDouble);
+        auto f = random_values(NumElements(f_shape), 12, DataType::kDouble);
+        auto dy = random_values(NumElements(out_shape), 13, DataType::kDouble);
+        Geometry2D g{k.stride, k.stride, k.dilation_h, k.dilation_w, rows.pad_before, cols.pad_before};
+        auto y = depthwise_conv2d(x, in_shape, f, f_shape, rows.output, cols.output, g);
+        Tensor dx;
+        auto attrs = DepthwiseConv2dNativeBackpropInput::Dilations(
+            {1, static_cast<int>(k.dilation_h), static_cast<int>(k.dilation_w), 1});
+        if (k.padding == "EXPLICIT")
+            attrs = attrs.ExplicitPaddings({0, 0, k.pads[0], k.pads[1], k.pads[2], k.pads[3], 0, 0});
+        const int s = static_cast<int>(k.stride);
+        REQUIRE(DepthwiseConv2dNativeBackpropInput::Compute(int32_vector(in_shape), make_tensor(DataType::kDouble, f_shape, f),
+                                                            make_tensor(DataType::kDouble, out_shape, dy), {1, s, s, 1},
+                                                            k.padding, &dx, attrs)
+                    .ok());
+        double lhs = 0, rhs = 0;
+        for (size_t i = 0; i < y.size(); i++) lhs += y[i] * dy[i];
+        for (size_t i = 0; i < x.size(); i++) rhs += x[i] * dx.load(i);
+        INFO(k.describe());
+        CHECK(std::fabs(lhs - rhs) <= 1e-12 * std::max(1.0, std::fabs(lhs)));
+    }
+}
+
+namespace {
+
+// A valid base call that each bad-input row changes in one place.
+struct BadCall {
+    Tensor input_sizes = int32_vector({1, 4, 4, 2});
+    Tensor filter = make_tensor(DataType::kFloat, {3, 3, 2, 1}, std::vector<double>(18, 1.0));
+    Tensor out_backprop = make_tensor(DataType::kFloat, {1, 4, 4, 2}, std::vector<double>(32, 1.0));
+    std::vector<int> strides = {1, 1, 1, 1};
+    std::string padding = "SAME";
+    DepthwiseConv2dNativeBackpropInput::Attrs attrs;
+    ConstTensorRef out_backprop_ref() const { return out_backprop.cref(); }
+    std::optional<ConstTensorRef> out_backprop_override;
+    std::optional<ConstTensorRef> filter_override;
+    std::vector<int64_t> output_shape = {1, 4, 4, 2};
+};
+
+// Runs the call into a sentinel-filled output: the status must be
+// `code: text` (or start with `text` when `prefix`), and the output untouched.
+void expect_error(BadCall call, StatusCode code, const std::string &text) {
+    Tensor output(call.filter.dtype(), call.output_shape);
+    for (int64_t i = 0; i < output.num_elements(); i++) output.store(i, 7.0);
+    Status st = DepthwiseConv2dNativeBackpropInput::Compute(
+        call.input_sizes, call.filter_override ? *call.filter_override : call.filter.cref(),
+        call.out_backprop_override ? *call.out_backprop_override : call.out_backprop.cref(), call.strides, call.padding,
+        output.ref(), call.attrs);
+    INFO(st.ToString());
+    CHECK(st.code() == code);
+    CHECK(st.message() == text);
+    bool untouched = true;
+    for (int64_t i = 0; i < output.num_elements(); i++) untouched = untouched && output.load(i) == 7.0;
+    CHECK(untouched);
+}
+
+const std::string L = "DepthwiseConv2DBackpropInput";
+
+}  // namespace
+
+TEST_CASE("bad inputs get TF's error kind and text and leave the output untouched", "[dw_backprop_input][errors]") {
+    using C = StatusCode;
+    SECTION("row 1: strides length") {
+        BadCall c;
+        c.strides = {1, 1, 1};
+        expect_error(c, C::kInvalidArgument, "Sliding window strides field must specify 4 dimensions");
+    }
+    SECTION("row 2: unequal row and column strides") {
+        BadCall c;
+        c.strides = {1, 1, 2, 1};
+        expect_error(c, C::kInvalidArgument,
+                     "Current implementation only supports equal length strides in the row and column dimensions.");
+    }
+    SECTION("row 3: batch or depth stride") {
+        BadCall c;
+        c.strides = {2, 1, 1, 1};
+        expect_error(c, C::kInvalidArgument,
+                     "Current implementation does not yet support strides in the batch and depth dimensions.");
+        c.strides = {1, 1, 1, 2};
+        expect_error(c, C::kInvalidArgument,
+                     "Current implementation does not yet support strides in the batch and depth dimensions.");
+    }
+    SECTION("row 4: stride 0 or negative") {
+        BadCall c;
+        c.strides = {1, 0, 0, 1};
+        expect_error(c, C::kInvalidArgument, "Stride must be > 0, but got 0");
+        c.strides = {1, -2, -2, 1};
+        expect_error(c, C::kInvalidArgument, "Stride must be > 0, but got -2");
+    }
+    SECTION("rows 5-8: explicit paddings") {
+        BadCall c;
+        c.padding = "EXPLICIT";
+        c.attrs = c.attrs.ExplicitPaddings({0, 0, 1, 1});
+        expect_error(c, C::kInvalidArgument, "explicit_paddings attribute must contain 8 values, but got: 4");
+        c.attrs = c.attrs.ExplicitPaddings({0, 0, -1, 1, 1, 1, 0, 0});
+        expect_error(c, C::kInvalidArgument, "All elements of explicit_paddings must be nonnegative");
+        c.attrs = c.attrs.ExplicitPaddings({1, 0, 1, 1, 1, 1, 0, 0});
+        expect_error(c, C::kInvalidArgument,
+                     "Nonzero explicit padding in the batch or depth dimensions is not supported");
+        c.attrs = c.attrs.ExplicitPaddings({0, 0, 1, 1, 1, 1, 0, 1});
+        expect_error(c, C::kInvalidArgument,
+                     "Nonzero explicit padding in the batch or depth dimensions is not supported");
+        c.padding = "SAME";
+        c.attrs = c.attrs.ExplicitPaddings({0, 0, 1, 1, 1, 1, 0, 0});
+        expect_error(c, C::kInvalidArgument,
+                     "explicit_paddings attribute must be empty if the padding attribute is not EXPLICIT");
+    }
+    SECTION("row 9: input_sizes not 1-D") {
+        BadCall c;
+        c.input_sizes = Tensor::FromVector(DataType::kInt32, {2, 2}, std::vector<int>{1, 4, 4, 2});
+        expect_error(c, C::kInvalidArgument, "Conv2DBackpropInput: input_sizes input must be 1-dim, not 2");
+    }
+    SECTION("row 10: negative input_sizes entry") {
+        BadCall c;
+        c.input_sizes = int32_vector({1, 4, -4, 2});
+        expect_error(c, C::kInvalidArgument, "Dimension 2 of input_sizes must be >= 0");
+    }
+    SECTION("row 12: input_sizes whose product overflows int64") {
+        BadCall c;
+        c.input_sizes = int32_vector(std::vector<int64_t>(13, 1879048192));
+        expect_error(c, C::kInvalidArgument,
+                     "Encountered overflow when multiplying 3530822107858468864 with 1879048192, result: -1");
+    }
+    SECTION("row 13: input_sizes length != 4") {
+        BadCall c;
+        c.input_sizes = int32_vector({1, 4, 4});
+        expect_error(c, C::kInvalidArgument, L + ": input must be 4-dimensional");
+    }
+    SECTION("row 14: filter or out_backprop rank != 4") {
+        BadCall c;
+        Tensor filter3 = make_tensor(DataType::kFloat, {3, 3, 2}, std::vector<double>(18, 1.0));
+        c.filter_override = filter3.cref();
+        expect_error(c, C::kInvalidArgument, L + ": filter must be 4-dimensional");
+        BadCall d;
+        Tensor dy5 = make_tensor(DataType::kFloat, {1, 4, 4, 2, 1}, std::vector<double>(32, 1.0));
+        d.out_backprop_override = dy5.cref();
+        expect_error(d, C::kInvalidArgument, L + ": out_backprop must be 4-dimensional");
+    }
+    SECTION("row 15: batch mismatch") {
+        BadCall c;
+        Tensor dy = make_tensor(DataType::kFloat, {2, 4, 4, 2}, std::vector<double>(64, 1.0));
+        c.out_backprop_override = dy.cref();
+        expect_error(c, C::kInvalidArgument, L + ": input and out_backprop must have the same batch size");
+    }
+    SECTION("row 16: sizes of 2**31-1 and more") {
+        static float cell = 0;  // shapes are checked before any data is read
+        BadCall c;
+        c.input_sizes = int32_vector({1, 2147483647, 1, 2});
+        c.output_shape = {1, 1, 1, 1};
+        expect_error(c, C::kInvalidArgument, "Input rows too large");
+        c.input_sizes = int32_vector({1, 1, 2147483647, 2});
+        expect_error(c, C::kInvalidArgument, "Input cols too large");
+        BadCall d;
+        d.out_backprop_override = ConstTensorRef{DataType::kFloat, {1, 2147483647, 4, 2}, &cell};
+        expect_error(d, C::kInvalidArgument, "Output rows too large");
+        d.out_backprop_override = ConstTensorRef{DataType::kFloat, {1, 4, 2147483647, 2}, &cell};
+        expect_error(d, C::kInvalidArgument, "Output cols too large");
+        d.out_backprop_override = ConstTensorRef{DataType::kFloat, {1, 4, 4, 2147483647}, &cell};
+        expect_error(d, C::kInvalidArgument, "Output depth too large");
+    }
+    SECTION("row 17: input depth != filter in_depth") {
+        BadCall c;
+        Tensor filter = make_tensor(DataType::kFloat, {3, 3, 3, 1}, std::vector<double>(27, 1.0));
+        c.filter_override = filter.cref();
+        expect_error(c, C::kInvalidArgument, L + ": input and filter must have the same in_depth");
+    }
+    SECTION("row 18: out depth != C * M") {
+        BadCall c;
+        Tensor filter = make_tensor(DataType::kFloat, {3, 3, 2, 2}, std::vector<double>(36, 1.0));
+        c.filter_override = filter.cref();
+        expect_error(c, C::kInvalidArgument, L + ": depth_multiplier * in_depth not equal to out_depth");
+    }
+    SECTION("row 19: filter larger than the input by the stride or more") {
+        BadCall c;
+        c.input_sizes = int32_vector({1, 1, 4, 2});
+        c.output_shape = {1, 1, 4, 2};
+        c.padding = "VALID";
+        c.strides = {1, 2, 2, 1};
+        Tensor filter = make_tensor(DataType::kFloat, {5, 1, 2, 1}, std::vector<double>(10, 1.0));
+        c.filter_override = filter.cref();
+        expect_error(c, C::kInvalidArgument,
+                     "Computed output size would be negative: -1 [input_size: 1, effective_filter_size: 5, stride: 2]");
+    }
+    SECTION("row 20: out_backprop rows or cols do not match") {
+        BadCall c;
+        Tensor dy = make_tensor(DataType::kFloat, {1, 3, 4, 2}, std::vector<double>(24, 1.0));
+        c.out_backprop_override = dy.cref();
+        expect_error(c, C::kInvalidArgument,
+                     L + ": Number of rows of out_backprop doesn't match computed: actual = 3, computed = 4");
+        Tensor dy2 = make_tensor(DataType::kFloat, {1, 4, 5, 2}, std::vector<double>(40, 1.0));
+        c.out_backprop_override = dy2.cref();
+        expect_error(c, C::kInvalidArgument,
+                     L + ": Number of cols of out_backprop doesn't match computed: actual = 5, computed = 4");
+    }
+    SECTION("row 22 (policy): invalid dilations are rejected; valid ones are honoured") {
+        BadCall c;
+        c.attrs = c.attrs.Dilations({1, 1, 1});
+        expect_error(c, C::kInvalidArgument, "Sliding window dilations field must specify 4 dimensions");
+        c.attrs = c.attrs.Dilations({2, 1, 1, 1});
+        expect_error(c, C::kInvalidArgument,
+                     "Current implementation does not yet support dilations in the batch and depth dimensions.");
+        c.attrs = c.attrs.Dilations({1, 0, 1, 1});
+        expect_error(c, C::kInvalidArgument, "Dilation rate must be >= 1, but got 0");
+    }
+    SECTION("row 68: dtype outside the op's list, mismatched T, input_sizes not int32") {
+        BadCall c;
+        c.filter = make_tensor(DataType::kInt32, {3, 3, 2, 1}, std::vector<double>(18, 1.0));
+        c.out_backprop = make_tensor(DataType::kInt32, {1, 4, 4, 2}, std::vector<double>(32, 1.0));
+        expect_error(c, C::kInvalidArgument,
+                     "Value for attr 'T' of int32 is not in the list of allowed values: half, bfloat16, float, double");
+        BadCall d;
+        d.out_backprop = make_tensor(DataType::kDouble, {1, 4, 4, 2}, std::vector<double>(32, 1.0));
+        expect_error(d, C::kInvalidArgument,
+                     "cannot compute DepthwiseConv2dNativeBackpropInput as input #2(zero-based) was expected to be a "
+                     "float tensor but is a double tensor");
+        BadCall e;
+        e.input_sizes = Tensor::FromVector(DataType::kInt64, {4}, std::vector<int64_t>{1, 4, 4, 2});
+        expect_error(e, C::kInvalidArgument,
+                     "cannot compute DepthwiseConv2dNativeBackpropInput as input #0(zero-based) was expected to be a "
+                     "int32 tensor but is a int64 tensor");
+    }
+    SECTION("attr values outside the op definition") {
+        BadCall c;
+        c.padding = "FULL";
+        expect_error(c, C::kInvalidArgument,
+                     "Value for attr 'padding' of \"FULL\" is not in the list of allowed values: \"SAME\", \"VALID\", "
+                     "\"EXPLICIT\"");
+        BadCall d;
+        d.attrs = d.attrs.DataFormat("NCWH");
+        expect_error(d, C::kInvalidArgument,
+                     "Value for attr 'data_format' of \"NCWH\" is not in the list of allowed values: \"NHWC\", \"NCHW\"");
+    }
+    SECTION("a caller-provided output of the wrong shape") {
+        BadCall c;
+        c.output_shape = {1, 4, 4, 3};
+        expect_error(c, C::kInvalidArgument, "output has shape [1,4,4,3], but input_sizes is [1,4,4,2]");
+    }
+}
+
+TEST_CASE("policy rows 21 and 24: NCHW works on the CPU; depth multiplier 0 gives zeros", "[dw_backprop_input]") {
+    // Row 21 is covered by the NCHW sweeps above; row 24 here with a
+    // sentinel-filled caller output that must come back all zero.
+    Tensor out(DataType::kFloat, {2, 3, 3, 4});
+    for (int64_t i = 0; i < out.num_elements(); i++) out.store(i, 7.0);
+    Tensor filter(DataType::kFloat, {3, 3, 4, 0});
+    Tensor dy(DataType::kFloat, {2, 3, 3, 0});
+    REQUIRE(DepthwiseConv2dNativeBackpropInput::Compute(int32_vector({2, 3, 3, 4}), filter, dy, {1, 1, 1, 1}, "SAME",
+                                                        out.ref())
+                .ok());
+    for (int64_t i = 0; i < out.num_elements(); i++) CHECK(out.load(i) == 0.0);
+}
+
+TEST_CASE("concurrent calls from several threads give the same results", "[dw_backprop_input]") {
+    const Case k{2, 17, 15, 24, 1, 3, 3, 1, 1, 1, "SAME", {}};
+    std::vector<std::thread> threads;
+    std::vector<double> errors(8, -1);
+    for (int t = 0; t < 8; t++) {
+        threads.emplace_back([&, t] {
+            Outcome o = run_case(k, t % 2 ? DataType::kFloat : DataType::kDouble, t % 4 < 2 ? "NHWC" : "NCHW", "",
+                                 100 + t);
+            errors[t] = o.status.ok() ? o.error : 1.0;
+        });
+    }
+    for (auto &th : threads) th.join();
+    for (int t = 0; t < 8; t++) CHECK(errors[t] <= tolerance(t % 2 ? DataType::kFloat : DataType::kDouble));
+}

@@ -1,0 +1,70 @@
+// Helpers shared by the tests: tensors from doubles, deterministic random
+// data, normwise comparison, and the tolerance per dtype.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gradtune/gradtune.h"
+
+namespace gradtune::testing {
+
+// Values rounded to `dtype` (what the kernel actually sees), as doubles.
+inline std::vector<double> random_values(int64_t n, uint32_t seed, DataType dtype, double lo = -1.0,
+                                         double hi = 1.0) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<double> dist(lo, hi);
+    Tensor t(dtype, {n});
+    std::vector<double> v(n);
+    for (int64_t i = 0; i < n; i++) {
+        t.store(i, dist(rng));
+        v[i] = t.load(i);
+    }
+    return v;
+}
+
+inline Tensor make_tensor(DataType dtype, const std::vector<int64_t> &shape, const std::vector<double> &values) {
+    Tensor t(dtype, shape);
+    for (int64_t i = 0; i < t.num_elements(); i++) t.store(i, values[i]);
+    return t;
+}
+
+inline Tensor int32_vector(const std::vector<int64_t> &values) {
+    return Tensor::FromVector(DataType::kInt32, {static_cast<int64_t>(values.size())}, values);
+}
+
+inline std::vector<double> to_doubles(const Tensor &t) {
+    std::vector<double> v(t.num_elements());
+    for (int64_t i = 0; i < t.num_elements(); i++) v[i] = t.load(i);
+    return v;
+}
+
+// max |got - want| / max |want| (0 when both are all zero).
+inline double normwise_error(const std::vector<double> &got, const std::vector<double> &want) {
+    double diff = 0, scale = 0;
+    for (size_t i = 0; i < want.size(); i++) {
+        diff = std::max(diff, std::fabs(got[i] - want[i]));
+        scale = std::max(scale, std::fabs(want[i]));
+    }
+    if (scale == 0) return diff;
+    return diff / scale;
+}
+
+// Normwise tolerances of the issues: f32 1e-5, f64 1e-12, f16 1e-3, bf16 1e-2.
+inline double tolerance(DataType dtype) {
+    switch (dtype) {
+    case DataType::kDouble: return 1e-12;
+    case DataType::kFloat: return 1e-5;
+    case DataType::kHalf: return 1e-3;
+    case DataType::kBFloat16: return 1e-2;
+    default: return 0;
+    }
+}
+
+inline DataType dtype_of(const std::string &name) { return *DataTypeFromString(name); }
+
+}  // namespace gradtune::testing
