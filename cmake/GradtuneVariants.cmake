@@ -9,9 +9,7 @@
 # 3. gradtune_add_variant(): one add_halide_library per variant, all sharing
 #    one Halide runtime (gradtune_halide_runtime).
 
-# Ops and the files whose content a record of the op depends on.
-set(GRADTUNE_OPS
-    "DepthwiseConv2dNativeBackpropInput:depthwise_conv2d_native_backprop_input")
+# The files whose content every record depends on, besides the op's own.
 set(GRADTUNE_COMMON_SOURCES
     generators/common/window.h
     schedules/halide_knobs.h
@@ -19,10 +17,7 @@ set(GRADTUNE_COMMON_SOURCES
     schedules/knob_space.cpp)
 
 set(_gradtune_hash_args "")
-foreach (entry IN LISTS GRADTUNE_OPS)
-    string(REPLACE ":" ";" entry "${entry}")
-    list(GET entry 0 op)
-    list(GET entry 1 file)
+foreach (op file IN ZIP_LISTS GRADTUNE_OPS GRADTUNE_OP_STEMS)
     set(_files ${GRADTUNE_COMMON_SOURCES}
         generators/${file}_generator.cpp
         schedules/${file}.h schedules/${file}.cpp schedules/${file}_space.cpp)
@@ -44,15 +39,12 @@ set(_tool_sources
     "${PROJECT_SOURCE_DIR}/tuner/records.cpp"
     "${PROJECT_SOURCE_DIR}/schedules/knob_space.cpp"
     "${PROJECT_SOURCE_DIR}/schedules/ops.cpp")
-foreach (entry IN LISTS GRADTUNE_OPS)
-    string(REPLACE ":" ";" entry "${entry}")
-    list(GET entry 1 file)
-    list(APPEND _tool_sources "${PROJECT_SOURCE_DIR}/schedules/${file}_space.cpp")
-endforeach ()
+gradtune_op_files(_spaces "${PROJECT_SOURCE_DIR}/schedules/" "_space.cpp")
+list(APPEND _tool_sources ${_spaces})
 set(_tool "${CMAKE_BINARY_DIR}/gradtune-records")
 try_compile(_tool_ok
     SOURCES ${_tool_sources}
-    CMAKE_FLAGS "-DINCLUDE_DIRECTORIES=${PROJECT_SOURCE_DIR}/schedules;${PROJECT_SOURCE_DIR}/tuner;${PROJECT_SOURCE_DIR}/runtime/include"
+    CMAKE_FLAGS "-DINCLUDE_DIRECTORIES=${PROJECT_SOURCE_DIR}/schedules;${PROJECT_SOURCE_DIR}/tuner;${PROJECT_SOURCE_DIR}/runtime/include;${GRADTUNE_GENERATED_DIR}"
     CXX_STANDARD 20
     LINK_LIBRARIES nlohmann_json::nlohmann_json
     OUTPUT_VARIABLE _tool_log

@@ -1,14 +1,19 @@
-// The list of ops gradtune compiles. Each op's schema (dtypes, layouts,
-// structural parameters, knob spaces) lives in schedules/<op>_space.cpp.
+// The list of ops gradtune compiles, from cmake/GradtuneOps.cmake (through
+// the generated op_list.inc). Each op's schema (dtypes, layouts, structural
+// parameters, knob spaces) is <stem>_schema() in schedules/<stem>_space.cpp.
 #include "knob_space.h"
 
 namespace gradtune {
 
-OpSchema depthwise_conv2d_native_backprop_input_schema();
+#define GRADTUNE_OP(name, stem) OpSchema stem##_schema();
+#include "op_list.inc"
+#undef GRADTUNE_OP
 
 const std::vector<OpSchema> &all_ops() {
     static const std::vector<OpSchema> ops = {
-        depthwise_conv2d_native_backprop_input_schema(),
+#define GRADTUNE_OP(name, stem) stem##_schema(),
+#include "op_list.inc"
+#undef GRADTUNE_OP
     };
     return ops;
 }

@@ -7,7 +7,8 @@
 #include <sstream>
 #include <thread>
 
-#include "reference/conv_reference.h"
+#include "reference/depthwise_conv2d_native.h"
+#include "reference/depthwise_conv2d_native_backprop_input.h"
 #include "test_util.h"
 
 using namespace gradtune;
@@ -52,7 +53,7 @@ Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const
     std::vector<double> filter = random_values(NumElements(filter_shape), seed, dtype);
     std::vector<double> dy = random_values(NumElements(out_shape), seed + 1, dtype);
     Geometry2D g{k.stride, k.stride, k.dilation_h, k.dilation_w, rows.pad_before, cols.pad_before};
-    std::vector<double> want = depthwise_conv2d_backprop_input(in_shape, filter, filter_shape, dy, out_shape, g);
+    std::vector<double> want = depthwise_conv2d_native_backprop_input(in_shape, filter, filter_shape, dy, out_shape, g);
 
     const bool nchw = layout == "NCHW";
     auto to_layout = [&](const std::vector<int64_t> &s) {
@@ -236,7 +237,7 @@ TEST_CASE("adjoint identity with the forward reference", "[dw_backprop_input]") 
         auto f = random_values(NumElements(f_shape), 12, DataType::kDouble);
         auto dy = random_values(NumElements(out_shape), 13, DataType::kDouble);
         Geometry2D g{k.stride, k.stride, k.dilation_h, k.dilation_w, rows.pad_before, cols.pad_before};
-        auto y = depthwise_conv2d(x, in_shape, f, f_shape, rows.output, cols.output, g);
+        auto y = depthwise_conv2d_native(x, in_shape, f, f_shape, rows.output, cols.output, g);
         Tensor dx;
         auto attrs = DepthwiseConv2dNativeBackpropInput::Dilations(
             {1, static_cast<int>(k.dilation_h), static_cast<int>(k.dilation_w), 1});

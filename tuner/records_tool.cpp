@@ -155,8 +155,11 @@ int main(int argc, char **argv) {
             std::sort(files.begin(), files.end());
             for (const fs::path &path : files) {
                 if (path.extension() != ".json") continue;
-                if (!find_op(path.stem().string()))
-                    throw std::runtime_error(path.string() + ": no op named " + path.stem().string());
+                if (!find_op(path.stem().string())) {
+                    std::cout << "gradtune: note: " << path.string() << ": no op " << path.stem().string()
+                              << " in this build (GRADTUNE_OP_FILTER or a misnamed file); skipped\n";
+                    continue;
+                }
                 RecordFile file = read_record_file(path.string());
                 if (file.target_class != klass)
                     throw std::runtime_error(path.string() + ": target_class " + file.target_class +

@@ -8,13 +8,19 @@ namespace gradtune {
 
 namespace internal {
 
-OpEntry depthwise_conv2d_native_backprop_input_entry();
+// Each op's <stem>_entry() is in runtime/src/<stem>.cpp; the list comes from
+// cmake/GradtuneOps.cmake through the generated op_list.inc.
+#define GRADTUNE_OP(name, stem) OpEntry stem##_entry();
+#include "op_list.inc"
+#undef GRADTUNE_OP
 
 namespace {
 
 const std::vector<OpEntry> &entries() {
     static const std::vector<OpEntry> all = {
-        depthwise_conv2d_native_backprop_input_entry(),
+#define GRADTUNE_OP(name, stem) stem##_entry(),
+#include "op_list.inc"
+#undef GRADTUNE_OP
     };
     return all;
 }

@@ -1,0 +1,40 @@
+# Every op gradtune compiles: "TFName:file_stem". Adding an op is one line
+# here plus its own files (DESIGN.md rule 6), all named after the stem:
+#   generators/<stem>_generator.cpp
+#   schedules/<stem>.h, <stem>.cpp (apply), <stem>_space.cpp (knob space)
+#   runtime/include/gradtune/<stem>.h, runtime/src/<stem>.cpp
+#   tests/reference/<stem>.h/.cpp, tests/test_<stem>.cpp
+# The C++ registries (schedules/ops.cpp, runtime/src/op_registry.cpp) include
+# the generated op_list.inc made from this list.
+set(GRADTUNE_ALL_OPS
+    DepthwiseConv2dNativeBackpropInput:depthwise_conv2d_native_backprop_input
+)
+
+set(GRADTUNE_OP_FILTER "" CACHE STRING
+    "Build only these ops (TF names, ;-separated); empty builds every op")
+
+set(GRADTUNE_OPS "")       # TF names
+set(GRADTUNE_OP_STEMS "")  # file stems, same order
+set(_op_list_inc "// Generated from cmake/GradtuneOps.cmake. Do not edit.\n")
+foreach (entry IN LISTS GRADTUNE_ALL_OPS)
+    string(REPLACE ":" ";" entry "${entry}")
+    list(GET entry 0 _name)
+    list(GET entry 1 _stem)
+    if (GRADTUNE_OP_FILTER AND NOT _name IN_LIST GRADTUNE_OP_FILTER)
+        continue()
+    endif ()
+    list(APPEND GRADTUNE_OPS ${_name})
+    list(APPEND GRADTUNE_OP_STEMS ${_stem})
+    string(APPEND _op_list_inc "GRADTUNE_OP(${_name}, ${_stem})\n")
+endforeach ()
+set(GRADTUNE_GENERATED_DIR "${CMAKE_BINARY_DIR}/generated")
+file(CONFIGURE OUTPUT "${GRADTUNE_GENERATED_DIR}/op_list.inc" CONTENT "${_op_list_inc}")
+
+# Prefixes each op's stem with `prefix` and appends `suffix`.
+function(gradtune_op_files out prefix suffix)
+    set(files "")
+    foreach (stem IN LISTS GRADTUNE_OP_STEMS)
+        list(APPEND files "${prefix}${stem}${suffix}")
+    endforeach ()
+    set(${out} ${files} PARENT_SCOPE)
+endfunction()
