@@ -38,3 +38,29 @@ function(gradtune_op_files out prefix suffix)
     endforeach ()
     set(${out} ${files} PARENT_SCOPE)
 endfunction()
+
+# A hash of each op's generator and schedule sources (plus the files every op
+# shares): a record tuned on other sources is stale. Editing any of these
+# files re-runs the configure step.
+set(GRADTUNE_SOURCE_HASH_ARGS "")
+set(GRADTUNE_COMMON_SOURCES
+    generators/common/window.h
+    schedules/halide_knobs.h
+    schedules/knob_space.h
+    schedules/knob_space.cpp)
+
+foreach (op file IN ZIP_LISTS GRADTUNE_OPS GRADTUNE_OP_STEMS)
+    set(_files ${GRADTUNE_COMMON_SOURCES}
+        generators/${file}_generator.cpp
+        schedules/${file}.h schedules/${file}.cpp schedules/${file}_space.cpp)
+    set(_text "")
+    foreach (f IN LISTS _files)
+        file(READ "${PROJECT_SOURCE_DIR}/${f}" _content)
+        string(APPEND _text "${f}\n${_content}\n")
+        set_property(DIRECTORY "${PROJECT_SOURCE_DIR}" APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/${f}")
+    endforeach ()
+    string(SHA256 _hash "${_text}")
+    set(GRADTUNE_SOURCE_HASH_${op} "${_hash}")
+    list(APPEND GRADTUNE_SOURCE_HASH_ARGS --source-hash "${op}=${_hash}")
+endforeach ()
+

@@ -1,36 +1,13 @@
 # Records -> variants (included from runtime/CMakeLists.txt).
 #
-# 1. Hash each op's generator and schedule sources: records tuned on other
-#    sources are stale.
+# 1. (GradtuneOps.cmake hashes each op's generator and schedule sources:
+#    records tuned on other sources are stale.)
 # 2. Compile the records tool (tuner/records_tool.cpp, Halide-free) and run it:
 #    it validates schedules/records/<target class>/*.json against the knob
 #    spaces and writes variants.cmake (one gradtune_add_variant() per variant)
 #    and variant_table.cpp (the runtime's dispatch table).
 # 3. gradtune_add_variant(): one add_halide_library per variant, all sharing
 #    one Halide runtime (gradtune_halide_runtime).
-
-# The files whose content every record depends on, besides the op's own.
-set(GRADTUNE_COMMON_SOURCES
-    generators/common/window.h
-    schedules/halide_knobs.h
-    schedules/knob_space.h
-    schedules/knob_space.cpp)
-
-set(_gradtune_hash_args "")
-foreach (op file IN ZIP_LISTS GRADTUNE_OPS GRADTUNE_OP_STEMS)
-    set(_files ${GRADTUNE_COMMON_SOURCES}
-        generators/${file}_generator.cpp
-        schedules/${file}.h schedules/${file}.cpp schedules/${file}_space.cpp)
-    set(_text "")
-    foreach (f IN LISTS _files)
-        file(READ "${PROJECT_SOURCE_DIR}/${f}" _content)
-        string(APPEND _text "${f}\n${_content}\n")
-        set_property(DIRECTORY "${PROJECT_SOURCE_DIR}" APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/${f}")
-    endforeach ()
-    string(SHA256 _hash "${_text}")
-    set(GRADTUNE_SOURCE_HASH_${op} "${_hash}")
-    list(APPEND _gradtune_hash_args --source-hash "${op}=${_hash}")
-endforeach ()
 
 # The records tool, compiled now (configure time) from the same sources the
 # tuner links.
@@ -61,7 +38,7 @@ endif ()
 execute_process(
     COMMAND "${_tool}" --records "${GRADTUNE_RECORDS_DIR}"
             --cpu-target "${GRADTUNE_CPU_TARGET}" ${_cuda_args}
-            --halide-version "${GRADTUNE_HALIDE_VERSION}" ${_gradtune_hash_args}
+            --halide-version "${GRADTUNE_HALIDE_VERSION}" ${GRADTUNE_SOURCE_HASH_ARGS}
             --cmake-out "${CMAKE_CURRENT_BINARY_DIR}/variants.cmake"
             --table-out "${CMAKE_CURRENT_BINARY_DIR}/variant_table.cpp"
     OUTPUT_VARIABLE _tool_out ERROR_VARIABLE _tool_err RESULT_VARIABLE _tool_result)

@@ -158,7 +158,13 @@ void write_record_file(const std::string &path, RecordFile file) {
     {
         std::ofstream out(temporary);
         if (!out) throw std::runtime_error(temporary + ": cannot be written");
-        out << to_json(file).dump(2) << "\n";
+        // One record per line (keys sorted): a re-tune shows up in a diff as
+        // the lines of the records that changed.
+        out << "{\n  \"schema_version\": " << kRecordSchemaVersion << ",\n  \"op\": " << json(file.op).dump()
+            << ",\n  \"target_class\": " << json(file.target_class).dump() << ",\n  \"records\": [";
+        for (size_t i = 0; i < file.records.size(); i++)
+            out << (i ? ",\n    " : "\n    ") << to_json(file.records[i]).dump();
+        out << (file.records.empty() ? "]\n}\n" : "\n  ]\n}\n");
         if (!out) throw std::runtime_error(temporary + ": write failed");
     }
     if (std::rename(temporary.c_str(), path.c_str()) != 0)

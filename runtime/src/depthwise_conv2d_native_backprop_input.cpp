@@ -220,6 +220,7 @@ OpEntry depthwise_conv2d_native_backprop_input_entry() {
     OpEntry entry;
     entry.spec = {kOp,
                   {"input_sizes", "filter", "out_backprop"},
+                  {"int32", "T", "T"},
                   {"output"},
                   {{"strides", AttrKind::kIntList, true, std::vector<int64_t>{}},
                    {"padding", AttrKind::kString, true, std::string()},
@@ -246,6 +247,9 @@ OpEntry depthwise_conv2d_native_backprop_input_entry() {
         std::string padding;
         DepthwiseConv2dNativeBackpropInput::Attrs attrs;
         GRADTUNE_RETURN_IF_ERROR(unpack(call, &input_sizes, &filter, &out_backprop, &strides, &padding, &attrs));
+        if (outputs->size() == 1)  // reuse the caller's output (see RunOp)
+            return DepthwiseConv2dNativeBackpropInput::Compute(input_sizes, filter, out_backprop, strides, padding,
+                                                               (*outputs)[0].ref(), attrs, options);
         Tensor output;
         GRADTUNE_RETURN_IF_ERROR(DepthwiseConv2dNativeBackpropInput::Compute(input_sizes, filter, out_backprop, strides,
                                                                              padding, &output, attrs, options));

@@ -2,6 +2,7 @@
 // read inputs and attrs from an OpCall.
 #include <algorithm>
 
+#include "dispatch.h"
 #include "op_entry.h"
 
 namespace gradtune {
@@ -119,6 +120,15 @@ Status DescribeCall(const OpCall &call, CallInfo *info) {
     const internal::OpEntry *e = internal::find_entry(call.op);
     if (!e) return InvalidArgument("Op type not registered '" + call.op + "'");
     return e->describe(call, info);
+}
+
+Status ExplainDispatch(const OpCall &call, const RunOptions &options, DispatchInfo *info) {
+    CallInfo call_info;
+    GRADTUNE_RETURN_IF_ERROR(DescribeCall(call, &call_info));
+    internal::Selection selection;
+    GRADTUNE_RETURN_IF_ERROR(internal::select_kernel(call_info, options, &selection));
+    *info = {selection.name, selection.tier, selection.why};
+    return Status::OK();
 }
 
 }  // namespace gradtune

@@ -29,6 +29,7 @@ struct AttrSpec {
 struct OpSpec {
     std::string name;
     std::vector<std::string> inputs;   // TF's input names, in order
+    std::vector<std::string> input_types;  // per input: "T" or the fixed dtype ("int32", "int64")
     std::vector<std::string> outputs;  // TF's output names, in order
     std::vector<AttrSpec> attrs;       // excluding T, which the tensors give
 };
@@ -49,12 +50,24 @@ struct CallInfo {
     std::map<std::string, int64_t> shape;
 };
 
+// Which variant dispatch picks for a call, and why (what GRADTUNE_VERBOSE
+// prints), without running it.
+struct DispatchInfo {
+    std::string variant;
+    std::string tier;  // exact, nearest, generic, forced or external
+    std::string why;
+};
+
 const std::vector<OpSpec> &RegisteredOps();
 const OpSpec *FindOpSpec(std::string_view name);
 
 // Validates like TF and runs; `outputs` receives one tensor per TF output.
+// When `outputs` already holds one tensor per output (e.g. from an earlier
+// RunOp of the same call), the op writes into those tensors instead of
+// allocating new ones; they must have the right dtype and shape.
 Status RunOp(const OpCall &call, std::vector<Tensor> *outputs, const RunOptions &options = {});
 // Validates like TF and describes the call without running it.
 Status DescribeCall(const OpCall &call, CallInfo *info);
+Status ExplainDispatch(const OpCall &call, const RunOptions &options, DispatchInfo *info);
 
 }  // namespace gradtune

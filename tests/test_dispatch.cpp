@@ -1,0 +1,180 @@
+// Dispatch: exact tuned shape > nearest tuned shape with the same structure >
+// generic, forced variants, and the GRADTUNE_VERBOSE line that reports it.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "dispatch.h"
+#include "test_util.h"
+
+using namespace gradtune;
+using namespace gradtune::internal;
+
+namespace {
+
+void fake_kernel() {}
+
+// A synthetic table: a generic kernel and two tuned kernels of one structure
+// (k3 s1 M1), tuned for two shapes each.
+struct Table {
+    std::vector<Kernel> kernels;
+    std::vector<TunedShape> tuned;
+    Table() {
+        auto structure = [](int k, int s) {
+            return std::vector<std::pair<const char *, int>>{{"depth_multiplier", k ? 1 : 0},
+                                                             {"filter_height", k},
+                                                             {"filter_width", k},
+                                                             {"stride", s}};
+        };
+        kernels = {{"Op", "op_generic", Device::cpu, "float32", "NHWC", structure(0, 0), "", &fake_kernel},
+                   {"Op", "op_k3_a", Device::cpu, "float32", "NHWC", structure(3, 1), "", &fake_kernel},
+                   {"Op", "op_k3_b", Device::cpu, "float32", "NHWC", structure(3, 1), "", &fake_kernel},
+                   {"Op", "op_generic_nchw", Device::cpu, "float32", "NCHW", structure(0, 0), "", &fake_kernel}};
+        tuned = {{1, "SAME", {{"C", 32}, {"H", 112}, {"N", 1}, {"W", 112}}, 1, 2},
+                 {1, "SAME", {{"C", 144}, {"H", 56}, {"N", 1}, {"W", 56}}, 1, 2},
+                 {2, "SAME", {{"C", 32}, {"H", 112}, {"N", 32}, {"W", 112}}, 1, 2},
+                 {2, "SAME", {{"C", 960}, {"H", 7}, {"N", 32}, {"W", 7}}, 1, 2}};
+    }
+};
+
+CallInfo call(int k, int s, int64_t n, int64_t h, int64_t c, const char *padding = "SAME",
+              const char *layout = "NHWC") {
+    CallInfo info;
+    info.op = "Op";
+    info.dtype = "float32";
+    info.data_format = layout;
+    info.structure = {{"depth_multiplier", 1}, {"filter_height", k}, {"filter_width", k}, {"stride", s}};
+    info.padding = padding;
+    info.shape = {{"C", c}, {"H", h}, {"N", n}, {"W", h}};
+    return info;
+}
+
+// Captures what `fn` writes to stderr.
+template <typename F>
+std::string capture_stderr(F fn) {
+    std::fflush(stderr);
+    char path[] = "/tmp/gradtune_stderr_XXXXXX";
+    int fd = mkstemp(path);
+    int saved = dup(2);
+    dup2(fd, 2);
+    fn();
+    std::fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    close(fd);
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    std::remove(path);
+    return s.str();
+}
+
+}  // namespace
+
+TEST_CASE("dispatch prefers exact, then nearest, then generic", "[dispatch]") {
+    Table t;
+    Selection s;
+    REQUIRE(select_kernel(call(3, 1, 32, 112, 32), {}, t.kernels, t.tuned, &s).ok());
+    CHECK(s.name == "op_k3_b");
+    CHECK(s.tier == "exact");
+    REQUIRE(select_kernel(call(3, 1, 1, 56, 144), {}, t.kernels, t.tuned, &s).ok());
+    CHECK(s.name == "op_k3_a");
+    CHECK(s.tier == "exact");
+    // Nearest: N=32 7x7x900 is closest to the N=32 7x7x960 record.
+    REQUIRE(select_kernel(call(3, 1, 32, 7, 900), {}, t.kernels, t.tuned, &s).ok());
+    CHECK(s.name == "op_k3_b");
+    CHECK(s.tier == "nearest");
+    CHECK(s.why.find("SAME C=960 H=7 N=32 W=7") != std::string::npos);
+    // Nearest: N=2 56x56x128 is closest to the N=1 56x56x144 record.
+    REQUIRE(select_kernel(call(3, 1, 2, 56, 128), {}, t.kernels, t.tuned, &s).ok());
+    CHECK(s.name == "op_k3_a");
+    CHECK(s.tier == "nearest");
+    // Another structure (k5) or layout: generic.
+    REQUIRE(select_kernel(call(5, 1, 1, 112, 32), {}, t.kernels, t.tuned, &s).ok());
+    CHECK(s.name == "op_generic");
+    CHECK(s.tier == "generic");
+    REQUIRE(select_kernel(call(3, 1, 32, 112, 32, "SAME", "NCHW"), {}, t.kernels, t.tuned, &s).ok());
+    CHECK(s.name == "op_generic_nchw");
+    // Another padding mode of a tuned shape: still the tuned kernel, as nearest.
+    REQUIRE(select_kernel(call(3, 1, 32, 112, 32, "VALID"), {}, t.kernels, t.tuned, &s).ok());
+    CHECK(s.name == "op_k3_b");
+    CHECK(s.tier == "nearest");
+    // No kernel for the dtype: Unimplemented.
+    CallInfo f64 = call(3, 1, 1, 8, 8);
+    f64.dtype = "float64";
+    CHECK(select_kernel(f64, {}, t.kernels, t.tuned, &s).code() == StatusCode::kUnimplemented);
+}
+
+TEST_CASE("a forced variant must fit the call", "[dispatch]") {
+    Table t;
+    Selection s;
+    RunOptions forced;
+    forced.variant = "op_k3_a";
+    REQUIRE(select_kernel(call(3, 1, 1, 9, 9), forced, t.kernels, t.tuned, &s).ok());
+    CHECK(s.tier == "forced");
+    Status st = select_kernel(call(5, 1, 1, 9, 9), forced, t.kernels, t.tuned, &s);
+    CHECK(st.code() == StatusCode::kInvalidArgument);
+    CHECK(st.message().find("does not fit") != std::string::npos);
+    forced.variant = "nope";
+    CHECK(select_kernel(call(3, 1, 1, 9, 9), forced, t.kernels, t.tuned, &s).message() ==
+          "no variant named nope in this build");
+}
+
+TEST_CASE("GRADTUNE_VERBOSE prints one line per call with the variant and why", "[dispatch]") {
+    Table t;
+    for (auto [c, tier] : {std::pair{call(3, 1, 32, 112, 32), "exact"}, std::pair{call(3, 1, 2, 56, 128), "nearest"},
+                           std::pair{call(5, 1, 1, 9, 9), "generic"}}) {
+        Selection s;
+        REQUIRE(select_kernel(c, {}, t.kernels, t.tuned, &s).ok());
+        std::string line = capture_stderr([&] { report_call(c, Device::cpu, s, 0.5); });
+        INFO(line);
+        CHECK(line.rfind("gradtune_verbose,cpu,Op,float32,NHWC,", 0) == 0);
+        CHECK(line.find("," + s.name + "," + std::string(tier) + ",") != std::string::npos);
+        CHECK(std::count(line.begin(), line.end(), '\n') == 1);
+    }
+}
+
+TEST_CASE("the verbose report of real calls names the variant dispatch chose", "[dispatch]") {
+    // Through the public API, with this build's own table: every tuned shape
+    // is served exactly, a shape off by a little by the nearest, and another
+    // structure by the generic variant.
+    using namespace gradtune::testing;
+    setenv("GRADTUNE_VERBOSE", "1", 1);
+    auto run = [](int64_t n, int64_t h, int64_t w, int64_t c, int k, int s) {
+        const int64_t oh = (h + s - 1) / s, ow = (w + s - 1) / s;
+        Tensor filter(DataType::kFloat, {k, k, c, 1}), dy(DataType::kFloat, {n, oh, ow, c}), dx;
+        return capture_stderr([&] {
+            Status st = DepthwiseConv2dNativeBackpropInput::Compute(int32_vector({n, h, w, c}), filter, dy, {1, s, s, 1},
+                                                                    "SAME", &dx);
+            REQUIRE(st.ok());
+        });
+    };
+    std::string line = run(1, 9, 7, 5, 2, 1);
+    CHECK(line.find(",generic,") != std::string::npos);
+    CHECK(line.find("DepthwiseConv2dNativeBackpropInput_cpu_float32_NHWC_generic") != std::string::npos);
+    int tuned = 0;
+    for (const VariantInfo &v : Variants("DepthwiseConv2dNativeBackpropInput")) {
+        if (v.device != Device::cpu || v.dtype != "float32" || v.data_format != "NHWC") continue;
+        for (const TunedShapeInfo &ts : v.tuned_for) {
+            if (ts.padding != "SAME" || v.structure.at("depth_multiplier") != 1 ||
+                v.structure.at("dilation_height") != 1 || v.structure.at("dilation_width") != 1)
+                continue;
+            const auto &sh = ts.shape;
+            const int k = v.structure.at("filter_height"), s = v.structure.at("stride");
+            if (k != v.structure.at("filter_width")) continue;
+            std::string exact = run(sh.at("N"), sh.at("H"), sh.at("W"), sh.at("C"), k, s);
+            INFO(exact);
+            CHECK(exact.find("," + v.name + ",exact,") != std::string::npos);
+            std::string near = run(sh.at("N") + 1, sh.at("H"), sh.at("W"), sh.at("C"), k, s);
+            CHECK(near.find(",nearest,") != std::string::npos);
+            tuned++;
+        }
+    }
+    unsetenv("GRADTUNE_VERBOSE");
+    if (tuned == 0) WARN("this build has no tuned records for this machine class: exact/nearest checked on the synthetic table only");
+}

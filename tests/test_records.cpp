@@ -1,0 +1,100 @@
+// Records: validation against the knob spaces (unknown knob, illegal value),
+// staleness, deterministic files, target classes.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "records.h"
+
+using namespace gradtune;
+
+namespace {
+
+Record sample_record() {
+    Record r;
+    r.op = "DepthwiseConv2dNativeBackpropInput";
+    r.structure = {"float32", "NHWC",
+                   {{"depth_multiplier", 1}, {"dilation_height", 1}, {"dilation_width", 1},
+                    {"filter_height", 3}, {"filter_width", 3}, {"stride", 1}}};
+    r.padding = "SAME";
+    r.shape = {{"N", 1}, {"H", 112}, {"W", 112}, {"C", 32}};
+    r.knobs = find_op(r.op)->space(Device::cpu, r.structure).defaults();
+    r.median_ms = 0.25;
+    r.generic_median_ms = 0.5;
+    r.target = "x86-64-linux-avx2-user_context";
+    r.halide_version = "21.0.0";
+    r.source_hash = "abc";
+    return r;
+}
+
+std::string temp_file(const std::string &name) {
+    return (std::filesystem::temp_directory_path() / ("gradtune_test_" + name)).string();
+}
+
+std::string slurp(const std::string &path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+}  // namespace
+
+TEST_CASE("a record file round-trips and is written byte for byte the same", "[records]") {
+    RecordFile f{"DepthwiseConv2dNativeBackpropInput", "x86-64-linux-avx2", {sample_record()}};
+    Record second = sample_record();
+    second.shape["N"] = 32;
+    f.records.insert(f.records.begin(), second);  // out of order on purpose
+    const std::string a = temp_file("a.json"), b = temp_file("b.json");
+    write_record_file(a, f);
+    RecordFile back = read_record_file(a);
+    REQUIRE(back.records.size() == 2);
+    CHECK(back.records[0].shape.at("N") == 1);  // sorted
+    write_record_file(b, back);
+    CHECK(slurp(a) == slurp(b));
+}
+
+TEST_CASE("a record with an unknown knob or an illegal value is refused, naming file and knob", "[records]") {
+    const std::string path = temp_file("bad.json");
+    auto write_with = [&](const Record &r) {
+        RecordFile f{r.op, "x86-64-linux-avx2", {r}};
+        write_record_file(path, f);
+    };
+    Record unknown = sample_record();
+    unknown.knobs["warp_speed"] = 9;
+    write_with(unknown);
+    try {
+        read_record_file(path);
+        FAIL("accepted an unknown knob");
+    } catch (const std::runtime_error &e) {
+        CHECK(std::string(e.what()).find(path) != std::string::npos);
+        CHECK(std::string(e.what()).find("unknown knob 'warp_speed'") != std::string::npos);
+    }
+    Record illegal = sample_record();
+    illegal.knobs["tile_y"] = 5;
+    write_with(illegal);
+    CHECK_THROWS_WITH(read_record_file(path), Catch::Contains("illegal value 5 for knob 'tile_y'"));
+    Record combination = sample_record();
+    combination.knobs["unroll_taps"] = 1;
+    combination.structure.fixed["filter_height"] = 0;  // unrolling needs a fixed filter
+    combination.structure.fixed["filter_width"] = 0;
+    write_with(combination);
+    CHECK_THROWS_WITH(read_record_file(path), Catch::Contains("unroll_taps"));
+}
+
+TEST_CASE("stale records are recognised", "[records]") {
+    Record r = sample_record();
+    CHECK(staleness(r, "21.0.0", "abc", r.target).empty());
+    CHECK(staleness(r, "22.0.0", "abc", r.target).find("Halide") != std::string::npos);
+    CHECK(staleness(r, "21.0.0", "def", r.target).find("sources") != std::string::npos);
+    CHECK(staleness(r, "21.0.0", "abc", "arm-64-linux").find("target") != std::string::npos);
+}
+
+TEST_CASE("target classes", "[records]") {
+    CHECK(target_class("x86-64-linux-tune_znver5-avx-avx2-avx512-avx512_zen5-fma-user_context") ==
+          "x86-64-linux-avx512_zen5");
+    CHECK(target_class("x86-64-linux-avx-avx2-fma-sse41") == "x86-64-linux-avx2");
+    CHECK(target_class("arm-64-linux") == "arm-64-linux");
+}

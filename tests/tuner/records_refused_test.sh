@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# A committed record with an unknown knob must stop the configure step with a
+# message naming the file and the knob.
+# Usage: records_refused_test.sh <cmake> <source dir> <target class> <cpu target>
+set -euo pipefail
+cmake="$1"; source="$2"; class="$3"; target="$4"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/records/$class"
+bad="$work/records/$class/DepthwiseConv2dNativeBackpropInput.json"
+cat >"$bad" <<JSON
+{"schema_version": 1, "op": "DepthwiseConv2dNativeBackpropInput", "target_class": "$class", "records": [
+ {"op": "DepthwiseConv2dNativeBackpropInput", "device": "cpu",
+  "structure": {"T": "float32", "data_format": "NHWC", "depth_multiplier": 1, "dilation_height": 1, "dilation_width": 1,
+                "filter_height": 3, "filter_width": 3, "stride": 1},
+  "padding": "SAME", "shape": {"N": 1, "H": 8, "W": 8, "C": 16}, "call": {},
+  "knobs": {"channel_outer": 0, "rows_per_task": 4, "stage_out_backprop": 0, "tile_other": 4, "tile_y": 1,
+            "unroll_taps": 0, "vector_width": 16, "vectors_per_tile": 2, "warp_speed": 9},
+  "median_ms": 1, "target": "$target", "halide_version": "21.0.0", "source_hash": "x"}]}
+JSON
+if "$cmake" -S "$source" -B "$work/build" -G Ninja -DGRADTUNE_RECORDS_DIR="$work/records" \
+     -DGRADTUNE_OP_FILTER=DepthwiseConv2dNativeBackpropInput -DGRADTUNE_CUDA=OFF >"$work/out.log" 2>&1; then
+  echo "configure accepted a record with an unknown knob"; exit 1
+fi
+grep -q "$bad" "$work/out.log" || { echo "the message does not name the file:"; cat "$work/out.log"; exit 1; }
+grep -q "unknown knob 'warp_speed'" "$work/out.log" || { echo "the message does not name the knob:"; cat "$work/out.log"; exit 1; }
+echo "refused: $(grep -o "error: .*" "$work/out.log" | head -1)"

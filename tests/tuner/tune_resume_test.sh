@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# A tiny tuning run, killed (SIGKILL) mid-run and resumed: no candidate may be
+# measured twice, the resumed run must finish the planned number of
+# candidates, and distill must be byte-for-byte stable.
+# Usage: tune_resume_test.sh <gradtune> <python> <tiny_suite.json>
+set -euo pipefail
+gradtune="$1"; python="$2"; suite="$3"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+log="$work/trials.jsonl"
+args=(tune --suite "$suite" --max-trials 6 --log "$log" --work-dir "$work/candidates" --samples 2 --min-sample-ms 2 --jobs 1)
+
+"$gradtune" "${args[@]}" >"$work/first.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 600); do
+  [ "$(cat "$log" 2>/dev/null | wc -l)" -ge 2 ] && break
+  sleep 0.05
+done
+kill -9 "$pid" 2>/dev/null || true
+pkill -9 -f "measure --batch $work" 2>/dev/null || true
+wait "$pid" 2>/dev/null || true
+before=$(wc -l <"$log")
+echo "killed after $before trial line(s)"
+[ "$before" -ge 2 ] || { echo "the first run logged nothing"; cat "$work/first.log"; exit 1; }
+
+"$gradtune" "${args[@]}" >"$work/second.log" 2>&1 || { cat "$work/second.log"; exit 1; }
+grep -q "found in the log" "$work/second.log"
+
+"$python" - "$log" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+keys = [(json.dumps(l["knobs"], sort_keys=True), l["shape_id"]) for l in lines]
+dupes = len(keys) - len(set(keys))
+candidates = {k for k, _ in keys}
+print(f"{len(lines)} trial lines, {len(candidates)} candidates, {dupes} measured twice")
+assert dupes == 0, "a candidate was measured twice"
+assert len(candidates) == 6, f"expected 6 candidates, got {len(candidates)}"
+assert all(l["status"] in ("ok", "wrong", "failed", "compile_error") for l in lines)
+assert sum(l["status"] == "ok" for l in lines) > 0
+PY
+
+"$gradtune" distill --log "$log" --records-dir "$work/records" >/dev/null 2>&1
+first=$(find "$work/records" -name '*.json' -exec cat {} +)
+"$gradtune" distill --log "$log" --records-dir "$work/records" >/dev/null 2>&1
+second=$(find "$work/records" -name '*.json' -exec cat {} +)
+[ "$first" = "$second" ] || { echo "distill output changed between runs"; exit 1; }
+echo "resume and distill OK"

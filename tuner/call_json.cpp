@@ -1,0 +1,133 @@
+#include "call_json.h"
+
+#include <algorithm>
+#include <random>
+
+namespace gradtune::tooling {
+
+using nlohmann::json;
+
+Status tensor_from_json(const json &j, Tensor *out) {
+    if (!j.is_object() || !j.contains("dtype")) return InvalidArgument("a tensor needs a dtype: " + j.dump());
+    auto dtype = DataTypeFromString(j.at("dtype").get<std::string>());
+    if (!dtype) return InvalidArgument("unknown dtype " + j.at("dtype").dump());
+    std::vector<int64_t> shape;
+    if (j.contains("shape")) {
+        shape = j.at("shape").get<std::vector<int64_t>>();
+    } else if (j.contains("values")) {
+        shape = {static_cast<int64_t>(j.at("values").size())};
+    } else {
+        return InvalidArgument("a tensor needs a shape or values: " + j.dump());
+    }
+    for (int64_t d : shape)
+        if (d < 0) return InvalidArgument("negative dimension in " + j.dump());
+    Tensor t(*dtype, shape);
+    if (j.contains("values")) {
+        const json &values = j.at("values");
+        if (static_cast<int64_t>(values.size()) != t.num_elements())
+            return InvalidArgument("values do not match the shape in " + j.dump().substr(0, 200));
+        for (int64_t i = 0; i < t.num_elements(); i++) {
+            if (*dtype == DataType::kInt64) {
+                t.as<int64_t>()[i] = values[i].get<int64_t>();
+            } else {
+                t.store(i, values[i].get<double>());
+            }
+        }
+    }
+    *out = std::move(t);
+    return Status::OK();
+}
+
+json tensor_to_json(const Tensor &t) {
+    json values = json::array();
+    for (int64_t i = 0; i < t.num_elements(); i++) {
+        if (t.dtype() == DataType::kInt64) {
+            values.push_back(t.as<int64_t>()[i]);
+        } else if (t.dtype() == DataType::kInt32) {
+            values.push_back(t.as<int32_t>()[i]);
+        } else {
+            values.push_back(t.load(i));
+        }
+    }
+    return {{"dtype", DataTypeName(t.dtype())}, {"shape", t.shape()}, {"values", values}};
+}
+
+Status attr_from_json(const AttrSpec &attr, const json &v, AttrValue *out) {
+    auto wrong = [&] { return InvalidArgument("attr '" + attr.name + "' has the wrong type: " + v.dump()); };
+    switch (attr.kind) {
+    case AttrKind::kInt:
+        if (!v.is_number_integer()) return wrong();
+        *out = v.get<int64_t>();
+        break;
+    case AttrKind::kFloat:
+        if (!v.is_number()) return wrong();
+        *out = v.get<double>();
+        break;
+    case AttrKind::kBool:
+        if (!v.is_boolean()) return wrong();
+        *out = v.get<bool>();
+        break;
+    case AttrKind::kString:
+        if (!v.is_string()) return wrong();
+        *out = v.get<std::string>();
+        break;
+    case AttrKind::kIntList: {
+        if (!v.is_array()) return wrong();
+        std::vector<int64_t> list;
+        for (const json &e : v) {
+            if (!e.is_number_integer()) return wrong();
+            list.push_back(e.get<int64_t>());
+        }
+        *out = list;
+        break;
+    }
+    case AttrKind::kFloatList: {
+        if (!v.is_array()) return wrong();
+        std::vector<double> list;
+        for (const json &e : v) {
+            if (!e.is_number()) return wrong();
+            list.push_back(e.get<double>());
+        }
+        *out = list;
+        break;
+    }
+    }
+    return Status::OK();
+}
+
+Status materialise(const json &spec, uint32_t seed, MaterialisedCall *out) {
+    const std::string op = spec.value("op", "");
+    const OpSpec *op_spec = FindOpSpec(op);
+    if (!op_spec) return InvalidArgument("no op '" + op + "' in this build");
+    out->call = OpCall{op, {}, {}};
+    out->storage.clear();
+    std::mt19937 rng(seed);
+    const json inputs = spec.value("inputs", json::object());
+    const json attrs = spec.value("attrs", json::object());
+    for (const auto &[name, j] : inputs.items()) {
+        if (std::find(op_spec->inputs.begin(), op_spec->inputs.end(), name) == op_spec->inputs.end())
+            return InvalidArgument(op + " has no input '" + name + "'");
+        Tensor t;
+        GRADTUNE_RETURN_IF_ERROR(tensor_from_json(j, &t));
+        if (!j.contains("values")) {
+            const bool integer = t.dtype() == DataType::kInt32 || t.dtype() == DataType::kInt64;
+            std::uniform_real_distribution<double> real(-1.0, 1.0);
+            std::uniform_int_distribution<int> small(-4, 4);
+            for (int64_t i = 0; i < t.num_elements(); i++) t.store(i, integer ? small(rng) : real(rng));
+        }
+        out->storage.push_back(std::move(t));
+        out->call.inputs[name] = out->storage.back().cref();
+    }
+    for (const auto &[name, v] : attrs.items()) {
+        const AttrSpec *attr = nullptr;
+        for (const AttrSpec &a : op_spec->attrs)
+            if (a.name == name) attr = &a;
+        if (!attr) return InvalidArgument(op + " has no attr '" + name + "'");
+        AttrValue value;
+        GRADTUNE_RETURN_IF_ERROR(attr_from_json(*attr, v, &value));
+        out->call.attrs[name] = value;
+    }
+    return Status::OK();
+}
+
+}  // namespace gradtune::tooling

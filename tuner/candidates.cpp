@@ -1,0 +1,141 @@
+#include "candidates.h"
+
+#include <algorithm>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+#include <thread>
+
+#include "build_info.h"
+#include "trials.h"
+
+namespace gradtune::tooling {
+
+namespace fs = std::filesystem;
+
+std::string Candidate::function_name() const {
+    uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : op + "|" + to_string(device) + "|" + structure.key() + "|" + knobs_text(knobs))
+        h = (h ^ c) * 1099511628211ull;
+    std::ostringstream out;
+    out << "gradtune_candidate_" << std::hex << std::setw(16) << std::setfill('0') << h;
+    return out.str();
+}
+
+int run_process(const std::vector<std::string> &argv, const std::string &log) {
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+            close(fd);
+        }
+        std::vector<char *> args;
+        for (const std::string &a : argv) args.push_back(const_cast<char *>(a.c_str()));
+        args.push_back(nullptr);
+        execvp(args[0], args.data());
+        _exit(127);
+    }
+    int status = 0;
+    if (waitpid(pid, &status, 0) < 0) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+namespace {
+
+std::string tail(const std::string &path, size_t max_chars = 600) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    std::string text = s.str();
+    return text.size() > max_chars ? text.substr(text.size() - max_chars) : text;
+}
+
+CompiledCandidate compile_one(const Candidate &c, const std::string &work_dir) {
+    const BuildInfo &info = build_info();
+    const auto start = std::chrono::steady_clock::now();
+    CompiledCandidate out{c, "", "", 0};
+    const std::string name = c.function_name();
+    const std::string log = work_dir + "/" + name + ".log";
+    // The same command line add_halide_library gives the generator for a
+    // variant: same target string (plus no_runtime), same parameters.
+    std::vector<std::string> gen = {info.generator, "-g", c.op, "-f", name, "-n", name, "-e", "object", "-o", work_dir,
+                                    "target=" + info.target(c.device) + "-no_runtime",
+                                    "T=" + c.structure.dtype, "data_format=" + c.structure.data_format};
+    for (const auto &[param, value] : c.structure.fixed) gen.push_back(param + "=" + std::to_string(value));
+    for (const auto &[knob, value] : c.knobs) gen.push_back(knob + "=" + std::to_string(value));
+    if (run_process(gen, log) != 0) {
+        out.error = "generator failed: " + tail(log);
+    } else {
+        // Halide runtime symbols stay undefined: the measuring process (the
+        // gradtune executable, which holds the runtime) provides them.
+        const std::string so = work_dir + "/" + name + ".so";
+        if (run_process({info.cxx, "-shared", "-o", so, work_dir + "/" + name + ".o"}, log) != 0) {
+            out.error = "link failed: " + tail(log);
+        } else {
+            out.shared_object = so;
+        }
+    }
+    out.compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return out;
+}
+
+}  // namespace
+
+std::vector<CompiledCandidate> compile_candidates(const std::vector<Candidate> &candidates,
+                                                  const std::string &work_dir, int jobs) {
+    fs::create_directories(work_dir);
+    std::vector<CompiledCandidate> out(candidates.size());
+    for (size_t first = 0; first < candidates.size(); first += jobs) {
+        std::vector<std::thread> threads;
+        for (size_t i = first; i < std::min(candidates.size(), first + jobs); i++)
+            threads.emplace_back([&, i] { out[i] = compile_one(candidates[i], work_dir); });
+        for (auto &t : threads) t.join();
+    }
+    return out;
+}
+
+Knobs Sampler::random() {
+    for (int attempt = 0; attempt < 10000; attempt++) {
+        Knobs k;
+        for (const Knob &knob : space_.knobs) {
+            std::uniform_int_distribution<size_t> pick(0, knob.values.size() - 1);
+            k[knob.name] = knob.values[pick(rng_)];
+        }
+        if (space_.check(k).empty()) return k;
+    }
+    return space_.defaults();
+}
+
+Knobs Sampler::mutate(const Knobs &base) {
+    for (int attempt = 0; attempt < 10000; attempt++) {
+        Knobs k = base;
+        const int moves = std::uniform_int_distribution<int>(1, 2)(rng_);
+        for (int m = 0; m < moves; m++) {
+            const Knob &knob = space_.knobs[std::uniform_int_distribution<size_t>(0, space_.knobs.size() - 1)(rng_)];
+            auto it = std::find(knob.values.begin(), knob.values.end(), k[knob.name]);
+            size_t index = it == knob.values.end() ? 0 : static_cast<size_t>(it - knob.values.begin());
+            if (std::uniform_int_distribution<int>(0, 2)(rng_) == 0) {
+                index = std::uniform_int_distribution<size_t>(0, knob.values.size() - 1)(rng_);
+            } else if (std::uniform_int_distribution<int>(0, 1)(rng_) == 0) {
+                index = index + 1 < knob.values.size() ? index + 1 : index - (index > 0);
+            } else {
+                index = index > 0 ? index - 1 : std::min(index + 1, knob.values.size() - 1);
+            }
+            k[knob.name] = knob.values[index];
+        }
+        if (k != base && space_.check(k).empty()) return k;
+    }
+    return random();
+}
+
+}  // namespace gradtune::tooling

@@ -1,0 +1,136 @@
+// gradtune: the command line.
+//   gradtune tune      search knob settings for the suite, append to the trials log
+//   gradtune distill   best trial per shape -> schedules/records/<class>/<op>.json
+//   gradtune run       one op call on .npy tensors
+//   gradtune variants  the compiled variants of this build
+//   gradtune space     an op's knob space
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <climits>
+#include <iostream>
+#include <unistd.h>
+
+#include "build_info.h"
+#include "distill.h"
+#include "gradtune/variants.h"
+#include "knob_space.h"
+#include "run_command.h"
+#include "tune.h"
+
+using namespace gradtune;
+using namespace gradtune::tooling;
+
+namespace {
+
+std::string self_path(const char *argv0) {
+    char buffer[PATH_MAX];
+    const ssize_t n = readlink("/proc/self/exe", buffer, sizeof buffer - 1);
+    if (n <= 0) return argv0;
+    buffer[n] = '\0';
+    return buffer;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    CLI::App app{"gradtune: tuned Halide kernels for TensorFlow's convolution and pooling gradients"};
+    app.require_subcommand(1);
+
+    TuneOptions tune_options;
+    tune_options.log_path = default_log_path();
+    tune_options.work_dir = build_info().source_dir + "/.gradtune/candidates";
+    std::string device = "cpu";
+    auto *tune_cmd = app.add_subcommand("tune", "search knob settings for the suite's shapes");
+    tune_cmd->add_option("--op", tune_options.ops, "ops to tune (default: every op of the suite)");
+    tune_cmd->add_option("--batch", tune_options.batches, "batch sizes of the default suite")->capture_default_str();
+    tune_cmd->add_option("--suite", tune_options.suite_path, "a suite file instead of the default suite");
+    tune_cmd->add_option("--budget", tune_options.budget_s, "wall-clock budget in seconds")->capture_default_str();
+    tune_cmd->add_option("--max-trials", tune_options.max_trials, "candidates at most, counting those already in the log (0: no limit)");
+    tune_cmd->add_option("--log", tune_options.log_path, "trials log")->capture_default_str();
+    tune_cmd->add_option("--work-dir", tune_options.work_dir, "where candidates are compiled");
+    tune_cmd->add_option("--seed", tune_options.seed, "sampling seed")->capture_default_str();
+    tune_cmd->add_option("--device", device, "cpu or cuda")->capture_default_str();
+    tune_cmd->add_option("--jobs", tune_options.jobs, "parallel compiles")->capture_default_str();
+    tune_cmd->add_option("--samples", tune_options.measure.samples, "timed samples per candidate and shape")
+        ->capture_default_str();
+    tune_cmd->add_option("--min-sample-ms", tune_options.measure.min_sample_ms, "minimum length of a sample")
+        ->capture_default_str();
+
+    DistillOptions distill_options{default_log_path(), build_info().records_dir};
+    auto *distill_cmd = app.add_subcommand("distill", "best trial per shape -> committed records");
+    distill_cmd->add_option("--log", distill_options.log_path, "trials log")->capture_default_str();
+    distill_cmd->add_option("--records-dir", distill_options.records_dir, "records root")->capture_default_str();
+
+    std::string run_op;
+    std::vector<std::string> run_args, run_outputs;
+    auto *run_cmd = app.add_subcommand("run", "run one op on .npy tensors: gradtune run OP name=value ... -o out.npy");
+    run_cmd->add_option("op", run_op, "TF op name")->required();
+    run_cmd->add_option("arguments", run_args, "inputs and attrs as name=value (tensors: .npy files or 1,2,3)");
+    run_cmd->add_option("-o,--output", run_outputs, "output .npy file, one per op output in TF's order");
+
+    std::string variants_op;
+    auto *variants_cmd = app.add_subcommand("variants", "list the compiled variants of this build");
+    variants_cmd->add_option("op", variants_op, "only this op");
+
+    std::string space_op, space_device = "cpu";
+    auto *space_cmd = app.add_subcommand("space", "print an op's knob space");
+    space_cmd->add_option("op", space_op)->required();
+    space_cmd->add_option("--device", space_device)->capture_default_str();
+
+    std::string batch_path;
+    auto *measure_cmd = app.add_subcommand("measure", "(internal) measure a batch of candidates");
+    measure_cmd->group("");
+    measure_cmd->add_option("--batch", batch_path)->required();
+
+    CLI11_PARSE(app, argc, argv);
+
+    try {
+        if (*tune_cmd) {
+            auto d = device_from_string(device);
+            if (!d) {
+                std::cerr << "gradtune tune: --device must be cpu or cuda\n";
+                return 2;
+            }
+            tune_options.device = *d;
+            tune_options.self = self_path(argv[0]);
+            return tune(tune_options);
+        }
+        if (*distill_cmd) return distill(distill_options);
+        if (*run_cmd) return run_command(run_op, run_args, run_outputs);
+        if (*measure_cmd) return measure_batch(batch_path);
+        if (*variants_cmd) {
+            std::cout << "target class: " << TargetClass() << "\n";
+            for (const VariantInfo &v : Variants(variants_op)) {
+                std::cout << v.name << "  " << to_string(v.device) << " " << v.dtype << " " << v.data_format
+                          << (v.generic ? "  generic" : "  tuned for " + std::to_string(v.tuned_for.size()) + " shape(s)")
+                          << "\n    " << v.knobs << "\n";
+            }
+            return 0;
+        }
+        if (*space_cmd) {
+            const OpSchema *op = find_op(space_op);
+            auto d = device_from_string(space_device);
+            if (!op || !d) {
+                std::cerr << "gradtune space: unknown op or device\n";
+                return 2;
+            }
+            const bool has_f32 = std::find(op->dtypes.begin(), op->dtypes.end(), "float32") != op->dtypes.end();
+            Structure generic{has_f32 ? "float32" : op->dtypes[0], op->data_formats[0], {}};
+            for (const std::string &p : op->structure_params) generic.fixed[p] = 0;
+            std::cout << op->name << " structural parameters (0 = from the call):";
+            for (const std::string &p : op->structure_params) std::cout << " " << p;
+            std::cout << "\n" << to_string(*d) << " knobs:\n";
+            for (const Knob &k : op->space(*d, generic).knobs) {
+                std::cout << "  " << k.name << " {";
+                for (size_t i = 0; i < k.values.size(); i++) std::cout << (i ? "," : "") << k.values[i];
+                std::cout << "} default " << k.default_value << ": " << k.why << "\n";
+            }
+            return 0;
+        }
+    } catch (const std::exception &e) {
+        std::cerr << "gradtune: error: " << e.what() << "\n";
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,40 @@
+// Measuring kernels honestly (DESIGN.md "Measuring"): warm-up, calibrated
+// iterations per sample, several samples with the participants interleaved
+// (so that machine noise hits all of them alike), median and spread. Used by
+// the tuner and the benchmark driver alike; never while anything compiles.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gradtune/status.h"
+
+namespace gradtune::tooling {
+
+struct Timing {
+    double median_ms = 0, min_ms = 0;
+    double spread_pct = 0;  // interquartile range / median, in percent
+    int samples = 0, iterations = 0;
+    Status status;  // a participant that failed is not timed
+};
+
+struct MeasureOptions {
+    int samples = 7;
+    double min_sample_ms = 20;  // each sample runs enough calls to last this long
+    double max_iterations = 1000;
+};
+
+// Times every participant (one call per invocation); participants rotate
+// their order from sample to sample.
+std::vector<Timing> time_interleaved(const std::vector<std::function<Status()>> &participants,
+                                     const MeasureOptions &options);
+
+// Median and IQR helpers (exposed for tests).
+double median(std::vector<double> v);
+double spread_pct(std::vector<double> v);
+
+// Halide's worker thread count now (the runtime's default is the number of cores).
+int halide_threads();
+
+}  // namespace gradtune::tooling

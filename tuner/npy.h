@@ -1,0 +1,17 @@
+// NumPy .npy files (format versions 1-3, little-endian, C order): the tensor
+// format of `gradtune run`. bfloat16 has no .npy dtype: such tensors travel
+// as float32 files.
+#pragma once
+
+#include <string>
+
+#include "gradtune/status.h"
+#include "gradtune/tensor.h"
+
+namespace gradtune::tooling {
+
+Status read_npy(const std::string &path, Tensor *out);
+// bfloat16 tensors are written as float32.
+Status write_npy(const std::string &path, const Tensor &t);
+
+}  // namespace gradtune::tooling

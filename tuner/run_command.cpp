@@ -1,0 +1,210 @@
+#include "run_command.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include "gradtune/op_call.h"
+#include "npy.h"
+
+namespace gradtune::tooling {
+
+namespace {
+
+std::vector<std::string> split(const std::string &text, char sep) {
+    std::vector<std::string> parts;
+    std::stringstream in(text);
+    for (std::string part; std::getline(in, part, sep);) parts.push_back(part);
+    return parts;
+}
+
+bool ends_with(const std::string &s, const std::string &suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+Status parse_int(const std::string &text, int64_t *value) {
+    try {
+        size_t used = 0;
+        *value = std::stoll(text, &used);
+        if (used != text.size()) throw std::invalid_argument(text);
+    } catch (const std::exception &) {
+        return InvalidArgument("not an integer: '" + text + "'");
+    }
+    return Status::OK();
+}
+
+Status parse_float(const std::string &text, double *value) {
+    try {
+        size_t used = 0;
+        *value = std::stod(text, &used);
+        if (used != text.size()) throw std::invalid_argument(text);
+    } catch (const std::exception &) {
+        return InvalidArgument("not a number: '" + text + "'");
+    }
+    return Status::OK();
+}
+
+Status parse_attr(const AttrSpec &attr, const std::string &text, AttrValue *out) {
+    switch (attr.kind) {
+    case AttrKind::kInt: {
+        int64_t v;
+        GRADTUNE_RETURN_IF_ERROR(parse_int(text, &v));
+        *out = v;
+        return Status::OK();
+    }
+    case AttrKind::kFloat: {
+        double v;
+        GRADTUNE_RETURN_IF_ERROR(parse_float(text, &v));
+        *out = v;
+        return Status::OK();
+    }
+    case AttrKind::kBool:
+        if (text != "true" && text != "false") return InvalidArgument(attr.name + " must be true or false");
+        *out = text == "true";
+        return Status::OK();
+    case AttrKind::kString: *out = text; return Status::OK();
+    case AttrKind::kIntList: {
+        std::vector<int64_t> list;
+        for (const std::string &part : split(text, ',')) {
+            int64_t v;
+            GRADTUNE_RETURN_IF_ERROR(parse_int(part, &v));
+            list.push_back(v);
+        }
+        *out = list;
+        return Status::OK();
+    }
+    case AttrKind::kFloatList: {
+        std::vector<double> list;
+        for (const std::string &part : split(text, ',')) {
+            double v;
+            GRADTUNE_RETURN_IF_ERROR(parse_float(part, &v));
+            list.push_back(v);
+        }
+        *out = list;
+        return Status::OK();
+    }
+    }
+    return InvalidArgument("unknown attr kind");
+}
+
+// A tensor from `name=value`: a .npy file, or an inline comma list (a 1-D
+// tensor of the input's fixed dtype, e.g. input_sizes=1,8,8,3).
+Status parse_tensor(const std::string &value, const std::string &fixed_dtype, Tensor *out) {
+    if (ends_with(value, ".npy")) return read_npy(value, out);
+    const DataType dtype = fixed_dtype == "int64" ? DataType::kInt64 : DataType::kInt32;
+    std::vector<int64_t> values;
+    for (const std::string &part : split(value, ',')) {
+        if (part.empty()) continue;
+        int64_t v;
+        GRADTUNE_RETURN_IF_ERROR(parse_int(part, &v));
+        values.push_back(v);
+    }
+    *out = Tensor::FromVector(dtype, {static_cast<int64_t>(values.size())}, values);
+    return Status::OK();
+}
+
+Status build_call(const OpSpec &spec, const std::vector<std::string> &arguments, OpCall *call,
+                  std::deque<Tensor> *storage, RunOptions *options) {
+    call->op = spec.name;
+    std::optional<DataType> t_override;
+    for (const std::string &arg : arguments) {
+        const auto eq = arg.find('=');
+        if (eq == std::string::npos) return InvalidArgument("expected name=value, got '" + arg + "'");
+        const std::string name = arg.substr(0, eq), value = arg.substr(eq + 1);
+        if (name == "device") {
+            auto device = device_from_string(value);
+            if (!device) return InvalidArgument("device must be cpu or cuda");
+            options->device = *device;
+            continue;
+        }
+        if (name == "variant") {
+            options->variant = value;
+            continue;
+        }
+        if (name == "T") {
+            t_override = DataTypeFromString(value);
+            if (!t_override) return InvalidArgument("unknown dtype T=" + value);
+            continue;
+        }
+        auto input = std::find(spec.inputs.begin(), spec.inputs.end(), name);
+        if (input != spec.inputs.end()) {
+            const size_t index = static_cast<size_t>(input - spec.inputs.begin());
+            const std::string type = index < spec.input_types.size() ? spec.input_types[index] : "T";
+            Tensor t;
+            GRADTUNE_RETURN_IF_ERROR(parse_tensor(value, type, &t));
+            storage->push_back(std::move(t));
+            call->inputs[name] = storage->back().cref();
+            continue;
+        }
+        const AttrSpec *attr = nullptr;
+        for (const AttrSpec &a : spec.attrs)
+            if (a.name == name) attr = &a;
+        if (!attr) return InvalidArgument(spec.name + " has no input or attr named '" + name + "'");
+        AttrValue v;
+        GRADTUNE_RETURN_IF_ERROR(parse_attr(*attr, value, &v));
+        call->attrs[name] = v;
+    }
+    if (t_override) {
+        // T=bfloat16 (or another T): the T-typed inputs, read from .npy files of
+        // another float type, are converted (rounding to nearest even).
+        for (size_t i = 0; i < spec.inputs.size(); i++) {
+            const std::string type = i < spec.input_types.size() ? spec.input_types[i] : "T";
+            auto it = call->inputs.find(spec.inputs[i]);
+            if (type != "T" || it == call->inputs.end() || it->second.dtype == *t_override) continue;
+            Tensor converted(*t_override, it->second.shape);
+            for (int64_t k = 0; k < converted.num_elements(); k++) converted.store(k, LoadElement(it->second, k));
+            storage->push_back(std::move(converted));
+            it->second = storage->back().cref();
+        }
+    }
+    return Status::OK();
+}
+
+}  // namespace
+
+int run_command(const std::string &op, const std::vector<std::string> &arguments,
+                const std::vector<std::string> &output_paths) {
+    const OpSpec *spec = FindOpSpec(op);
+    if (!spec) {
+        std::cerr << "InvalidArgument: Op type not registered '" << op << "'\n";
+        return 2;
+    }
+    OpCall call;
+    std::deque<Tensor> storage;
+    RunOptions options;
+    std::vector<Tensor> outputs;
+    Status st = build_call(*spec, arguments, &call, &storage, &options);
+    if (st.ok() && output_paths.size() > spec->outputs.size())
+        st = InvalidArgument(op + " has " + std::to_string(spec->outputs.size()) + " output(s), got " +
+                             std::to_string(output_paths.size()) + " -o");
+    if (st.ok()) st = RunOp(call, &outputs, options);
+    if (!st.ok()) {
+        std::cerr << st.ToString() << "\n";
+        return 2;
+    }
+    // Write every output to a temporary name first: all or nothing.
+    std::vector<std::string> written;
+    for (size_t i = 0; i < output_paths.size(); i++) {
+        const std::string temporary = output_paths[i] + ".tmp.npy";
+        st = write_npy(temporary, outputs[i]);
+        if (!st.ok()) {
+            for (const std::string &w : written) std::remove(w.c_str());
+            std::remove(temporary.c_str());
+            std::cerr << st.ToString() << "\n";
+            return 2;
+        }
+        written.push_back(temporary);
+    }
+    for (size_t i = 0; i < output_paths.size(); i++) std::filesystem::rename(written[i], output_paths[i]);
+    if (output_paths.empty()) {
+        for (size_t i = 0; i < outputs.size(); i++)
+            std::cout << spec->outputs[i] << ": " << DataTypeName(outputs[i].dtype()) << " "
+                      << ShapeString(outputs[i].shape()) << "\n";
+    }
+    return 0;
+}
+
+}  // namespace gradtune::tooling

@@ -1,0 +1,204 @@
+#include "suite.h"
+
+#include <algorithm>
+#include <fstream>
+#include <stdexcept>
+
+namespace gradtune::tooling {
+
+using nlohmann::json;
+
+namespace {
+
+json values(const std::string &dtype, const std::vector<int64_t> &v) { return {{"dtype", dtype}, {"values", v}}; }
+json shaped(const std::vector<int64_t> &shape) { return {{"dtype", "float32"}, {"shape", shape}}; }
+
+double elements(const std::vector<int64_t> &shape) {
+    double n = 1;
+    for (int64_t d : shape) n *= static_cast<double>(d);
+    return n;
+}
+
+// Depthwise rows D1-D6: input H x W x C, filter k x k, stride s, SAME.
+struct DepthwiseRow {
+    const char *id, *description;
+    int64_t size, channels, k, stride;
+};
+const DepthwiseRow kDepthwise[] = {
+    {"D1", "112x112x32 k3 s1", 112, 32, 3, 1},   {"D2", "112x112x96 -> 56x56 k3 s2", 112, 96, 3, 2},
+    {"D3", "56x56x144 k3 s1", 56, 144, 3, 1},    {"D4", "14x14x576 k3 s1", 14, 576, 3, 1},
+    {"D5", "7x7x960 k3 s1", 7, 960, 3, 1},       {"D6", "14x14x672 k5 s1", 14, 672, 5, 1},
+};
+
+// Dense rows C1-C6: dx H x W x Cin <- dy OH x OW x Cout, filter k x k, stride s, SAME.
+struct DenseRow {
+    const char *id, *description;
+    int64_t size, in_channels, out_channels, k, stride;
+};
+const DenseRow kDense[] = {
+    {"C1", "dx 56x56x64 <- dy 56x56x64 k3 s1", 56, 64, 64, 3, 1},
+    {"C2", "dx 28x28x128 <- dy 28x28x128 k3 s1", 28, 128, 128, 3, 1},
+    {"C3", "dx 14x14x256 <- dy 14x14x256 k3 s1", 14, 256, 256, 3, 1},
+    {"C4", "dx 7x7x512 <- dy 7x7x512 k3 s1", 7, 512, 512, 3, 1},
+    {"C5", "dx 56x56x128 <- dy 28x28x128 k3 s2", 56, 128, 128, 3, 2},
+    {"C6", "dx 56x56x256 <- dy 56x56x64 k1 s1", 56, 256, 64, 1, 1},
+};
+
+// Fractional pooling rows F1-F3: input H x W x C pooled to OH x OW.
+struct PoolRow {
+    const char *id, *description;
+    int64_t rows, cols, channels, out_rows, out_cols;
+    bool overlapping;
+};
+const PoolRow kPool[] = {
+    {"F1", "112x112x64 -> 79x79 overlapping", 112, 112, 64, 79, 79, true},
+    {"F2a", "56x56x128 -> 39x39 overlapping", 56, 56, 128, 39, 39, true},
+    {"F2b", "56x56x128 -> 39x39 non-overlapping", 56, 56, 128, 39, 39, false},
+    {"F2c", "56x56x128 -> 38x32 (ratio 1.44, 1.73) overlapping", 56, 56, 128, 38, 32, true},
+    {"F3", "32x32x192 -> 22x22", 32, 32, 192, 22, 22, false},
+};
+
+// A valid pooling sequence: 0 = cum[0] < ... < cum[n_out] = n_in, steps K or K+1.
+std::vector<int64_t> pooling_sequence(int64_t n_in, int64_t n_out) {
+    std::vector<int64_t> cum(n_out + 1);
+    for (int64_t i = 0; i <= n_out; i++) cum[i] = i * n_in / n_out;
+    return cum;
+}
+
+void add_depthwise(std::vector<SuiteEntry> &suite, const std::string &op, int64_t n) {
+    for (const DepthwiseRow &r : kDepthwise) {
+        const int64_t out = (r.size + r.stride - 1) / r.stride;  // SAME
+        const std::vector<int64_t> in_shape{n, r.size, r.size, r.channels}, f_shape{r.k, r.k, r.channels, 1};
+        const std::vector<int64_t> out_shape{n, out, out, r.channels};
+        json inputs;
+        if (op == "DepthwiseConv2dNativeBackpropInput") {
+            inputs = {{"input_sizes", values("int32", in_shape)}, {"filter", shaped(f_shape)},
+                      {"out_backprop", shaped(out_shape)}};
+        } else if (op == "DepthwiseConv2dNativeBackpropFilter") {
+            inputs = {{"input", shaped(in_shape)}, {"filter_sizes", values("int32", f_shape)},
+                      {"out_backprop", shaped(out_shape)}};
+        } else {  // DepthwiseConv2dNative
+            inputs = {{"input", shaped(in_shape)}, {"filter", shaped(f_shape)}};
+        }
+        SuiteEntry e;
+        e.id = r.id;
+        e.op = op;
+        e.batch = n;
+        e.description = r.description;
+        e.call = {{"op", op},
+                  {"inputs", inputs},
+                  {"attrs", {{"strides", {1, r.stride, r.stride, 1}}, {"padding", "SAME"}}}};
+        e.flops = 2 * elements(out_shape) * r.k * r.k;
+        e.bytes = 4 * (elements(in_shape) + elements(out_shape) + elements(f_shape));
+        e.memory_bound = true;
+        suite.push_back(e);
+    }
+}
+
+void add_dense(std::vector<SuiteEntry> &suite, const std::string &op, int64_t n) {
+    for (const DenseRow &r : kDense) {
+        // Conv2DBackpropFilter and the Conv2D forward use a representative subset.
+        const std::string id = r.id;
+        if (op != "Conv2DBackpropInput" && id != "C1" && id != "C5") continue;
+        const int64_t out = (r.size + r.stride - 1) / r.stride;
+        const std::vector<int64_t> in_shape{n, r.size, r.size, r.in_channels};
+        const std::vector<int64_t> f_shape{r.k, r.k, r.in_channels, r.out_channels};
+        const std::vector<int64_t> out_shape{n, out, out, r.out_channels};
+        json inputs;
+        if (op == "Conv2DBackpropInput") {
+            inputs = {{"input_sizes", values("int32", in_shape)}, {"filter", shaped(f_shape)},
+                      {"out_backprop", shaped(out_shape)}};
+        } else if (op == "Conv2DBackpropFilter") {
+            inputs = {{"input", shaped(in_shape)}, {"filter_sizes", values("int32", f_shape)},
+                      {"out_backprop", shaped(out_shape)}};
+        } else {  // Conv2D
+            inputs = {{"input", shaped(in_shape)}, {"filter", shaped(f_shape)}};
+        }
+        SuiteEntry e;
+        e.id = r.id;
+        e.op = op;
+        e.batch = n;
+        e.description = r.description;
+        e.call = {{"op", op},
+                  {"inputs", inputs},
+                  {"attrs", {{"strides", {1, r.stride, r.stride, 1}}, {"padding", "SAME"}}}};
+        e.flops = 2 * elements(out_shape) * r.k * r.k * r.in_channels;
+        e.bytes = 4 * (elements(in_shape) + elements(out_shape) + elements(f_shape));
+        suite.push_back(e);
+    }
+}
+
+void add_pooling(std::vector<SuiteEntry> &suite, const std::string &op, int64_t n) {
+    for (const PoolRow &r : kPool) {
+        const std::vector<int64_t> in_shape{n, r.rows, r.cols, r.channels};
+        const std::vector<int64_t> out_shape{n, r.out_rows, r.out_cols, r.channels};
+        SuiteEntry e;
+        e.id = r.id;
+        e.op = op;
+        e.batch = n;
+        e.description = r.description;
+        if (op == "FractionalAvgPoolGrad") {
+            e.call = {{"op", op},
+                      {"inputs",
+                       {{"orig_input_tensor_shape", values("int64", in_shape)},
+                        {"out_backprop", shaped(out_shape)},
+                        {"row_pooling_sequence", values("int64", pooling_sequence(r.rows, r.out_rows))},
+                        {"col_pooling_sequence", values("int64", pooling_sequence(r.cols, r.out_cols))}}},
+                      {"attrs", {{"overlapping", r.overlapping}}}};
+        } else {  // FractionalAvgPool: the ratio that gives these output sizes
+            if (std::string(r.id) != "F1" && std::string(r.id) != "F3") continue;
+            e.call = {{"op", op},
+                      {"inputs", {{"value", shaped(in_shape)}}},
+                      {"attrs",
+                       {{"pooling_ratio", {1.0, 1.414, 1.414, 1.0}},
+                        {"pseudo_random", true},
+                        {"overlapping", r.overlapping},
+                        {"deterministic", true},
+                        {"seed", 7},
+                        {"seed2", 11}}}};
+        }
+        e.flops = elements(in_shape) + elements(out_shape);
+        e.bytes = 4 * (elements(in_shape) + elements(out_shape));
+        e.memory_bound = true;
+        suite.push_back(e);
+    }
+}
+
+}  // namespace
+
+std::vector<SuiteEntry> default_suite(const std::vector<std::string> &ops, const std::vector<int64_t> &batches) {
+    static const char *kOrder[] = {"DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropFilter",
+                                   "Conv2DBackpropInput",                "FractionalAvgPoolGrad",
+                                   "Conv2DBackpropFilter",               "DepthwiseConv2dNative",
+                                   "Conv2D",                             "FractionalAvgPool"};
+    std::vector<SuiteEntry> suite;
+    for (const char *op : kOrder) {
+        if (!ops.empty() && std::find(ops.begin(), ops.end(), op) == ops.end()) continue;
+        const std::string name = op;
+        for (int64_t n : batches) {
+            if (name.rfind("Depthwise", 0) == 0) add_depthwise(suite, name, n);
+            else if (name.rfind("Conv2D", 0) == 0) add_dense(suite, name, n);
+            else add_pooling(suite, name, n);
+        }
+    }
+    return suite;
+}
+
+std::vector<SuiteEntry> load_suite(const std::string &path) {
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error(path + ": cannot be read");
+    json j = json::parse(in);
+    std::vector<SuiteEntry> suite;
+    for (const json &row : j) {
+        SuiteEntry e;
+        e.id = row.at("id").get<std::string>();
+        e.call = row.at("call");
+        e.op = e.call.at("op").get<std::string>();
+        e.batch = row.value("batch", int64_t{1});
+        e.description = row.value("description", "");
+        suite.push_back(e);
+    }
+    return suite;
+}
+
+}  // namespace gradtune::tooling

@@ -1,0 +1,128 @@
+#include "trials.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "records.h"
+
+namespace gradtune::tooling {
+
+using nlohmann::json;
+
+std::string knobs_text(const Knobs &knobs) {
+    std::ostringstream out;
+    bool first = true;
+    for (const auto &[name, value] : knobs) {
+        out << (first ? "" : " ") << name << "=" << value;
+        first = false;
+    }
+    return out.str();
+}
+
+std::string Trial::shape_key() const {
+    std::ostringstream out;
+    out << padding;
+    for (const auto &[name, value] : shape) out << " " << name << "=" << value;
+    return out.str();
+}
+
+std::string Trial::candidate_key() const {
+    return op + "|" + to_string(device) + "|" + structure.key() + "|" + knobs_text(knobs) + "|" + target + "|" +
+           source_hash + "|" + halide_version;
+}
+
+std::string Trial::measurement_key() const { return candidate_key() + "|" + shape_id + "|" + shape_key(); }
+
+json to_json(const Trial &t) {
+    return {{"op", t.op},
+            {"device", to_string(t.device)},
+            {"structure", gradtune::to_json(t.structure)},
+            {"knobs", t.knobs},
+            {"shape_id", t.shape_id},
+            {"padding", t.padding},
+            {"shape", t.shape},
+            {"call", t.call},
+            {"target", t.target},
+            {"cpu_model", t.cpu_model},
+            {"halide_version", t.halide_version},
+            {"source_hash", t.source_hash},
+            {"threads", t.threads},
+            {"status", t.status},
+            {"error", t.error},
+            {"median_ms", t.median_ms},
+            {"min_ms", t.min_ms},
+            {"spread_pct", t.spread_pct},
+            {"generic_median_ms", t.generic_median_ms},
+            {"generic_spread_pct", t.generic_spread_pct},
+            {"samples", t.samples},
+            {"iterations", t.iterations},
+            {"compile_s", t.compile_s},
+            {"timestamp", t.timestamp},
+            {"seed", t.seed}};
+}
+
+Trial trial_from_json(const json &j) {
+    Trial t;
+    t.op = j.at("op").get<std::string>();
+    t.device = device_from_string(j.at("device").get<std::string>()).value_or(Device::cpu);
+    t.structure = structure_from_json(j.at("structure"));
+    t.knobs = j.at("knobs").get<Knobs>();
+    t.shape_id = j.at("shape_id").get<std::string>();
+    t.padding = j.at("padding").get<std::string>();
+    t.shape = j.at("shape").get<std::map<std::string, int64_t>>();
+    t.call = j.value("call", json::object());
+    t.target = j.at("target").get<std::string>();
+    t.cpu_model = j.value("cpu_model", "");
+    t.halide_version = j.at("halide_version").get<std::string>();
+    t.source_hash = j.at("source_hash").get<std::string>();
+    t.threads = j.value("threads", 0);
+    t.status = j.at("status").get<std::string>();
+    t.error = j.value("error", "");
+    t.median_ms = j.value("median_ms", 0.0);
+    t.min_ms = j.value("min_ms", 0.0);
+    t.spread_pct = j.value("spread_pct", 0.0);
+    t.generic_median_ms = j.value("generic_median_ms", 0.0);
+    t.generic_spread_pct = j.value("generic_spread_pct", 0.0);
+    t.samples = j.value("samples", 0);
+    t.iterations = j.value("iterations", 0);
+    t.compile_s = j.value("compile_s", 0.0);
+    t.timestamp = j.value("timestamp", "");
+    t.seed = j.value("seed", uint64_t{0});
+    return t;
+}
+
+TrialLog::TrialLog(std::string path) : path_(std::move(path)) {
+    std::ifstream in(path_);
+    for (std::string line; std::getline(in, line);) {
+        if (line.empty()) continue;
+        try {
+            Trial t = trial_from_json(json::parse(line));
+            keys_.insert(t.measurement_key());
+            trials_.push_back(std::move(t));
+        } catch (const std::exception &) {
+            malformed_++;  // e.g. a line cut short by a kill: ignored, re-measured
+        }
+    }
+}
+
+void TrialLog::append(const Trial &t) {
+    std::filesystem::path p(path_);
+    if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
+    const std::string line = to_json(t).dump() + "\n";
+    int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd < 0) throw std::runtime_error(path_ + ": cannot be opened for appending");
+    // One write per line (O_APPEND): a kill leaves whole lines or a cut last line.
+    ssize_t written = ::write(fd, line.data(), line.size());
+    ::fsync(fd);
+    ::close(fd);
+    if (written != static_cast<ssize_t>(line.size())) throw std::runtime_error(path_ + ": short write");
+    keys_.insert(t.measurement_key());
+    trials_.push_back(t);
+}
+
+}  // namespace gradtune::tooling

@@ -1,0 +1,69 @@
+// The trials log: append-only JSON lines, one per measured (candidate,
+// shape). It is the tuner's checkpoint: a killed run resumes from it and
+// never measures a logged candidate again.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "knob_space.h"
+
+namespace gradtune::tooling {
+
+struct Trial {
+    // What was measured.
+    std::string op;
+    Device device = Device::cpu;
+    Structure structure;
+    Knobs knobs;
+    std::string shape_id;  // suite name, e.g. "D1/N32"
+    std::string padding;
+    std::map<std::string, int64_t> shape;
+    nlohmann::json call;
+    // Where and with what.
+    std::string target, cpu_model, halide_version, source_hash;
+    int threads = 0;
+    // Result: status ok, wrong (differs from the generic variant), failed
+    // (the call returned an error) or compile_error.
+    std::string status, error;
+    double median_ms = 0, min_ms = 0, spread_pct = 0;
+    double generic_median_ms = 0, generic_spread_pct = 0;
+    int samples = 0, iterations = 0;
+    double compile_s = 0;
+    std::string timestamp;
+    uint64_t seed = 0;
+
+    // Identifies the compiled kernel (op, device, structure, knobs, target,
+    // sources, Halide) and the measurement (+ shape).
+    std::string candidate_key() const;
+    std::string measurement_key() const;
+    std::string shape_key() const;
+};
+
+nlohmann::json to_json(const Trial &t);
+Trial trial_from_json(const nlohmann::json &j);
+
+class TrialLog {
+public:
+    explicit TrialLog(std::string path);
+    const std::vector<Trial> &trials() const { return trials_; }
+    bool measured(const std::string &measurement_key) const { return keys_.count(measurement_key) > 0; }
+    // Appends one line and flushes it to disk before returning.
+    void append(const Trial &t);
+    const std::string &path() const { return path_; }
+    int malformed_lines() const { return malformed_; }
+
+private:
+    std::string path_;
+    std::vector<Trial> trials_;
+    std::set<std::string> keys_;
+    int malformed_ = 0;
+};
+
+std::string knobs_text(const Knobs &knobs);
+
+}  // namespace gradtune::tooling

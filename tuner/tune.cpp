@@ -1,0 +1,528 @@
+// The tuner: groups the suite's calls by (op, device, structure), draws
+// candidates per group (defaults, committed records, random, then mutations
+// of the group's best), compiles a batch of them in parallel, then measures
+// the batch in a child process with nothing else running, and appends every
+// result to the trials log. Killed and restarted, it skips what the log holds.
+#include "tune.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "build_info.h"
+#include "call_json.h"
+#include "candidates.h"
+#include "gradtune/variants.h"
+#include "records.h"
+#include "suite.h"
+#include "trials.h"
+
+namespace gradtune::tooling {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string default_log_path() {
+    return build_info().source_dir + "/.gradtune/trials-" + build_info().target_class() + ".jsonl";
+}
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::string clock_text(double seconds) {
+    char buffer[16];
+    std::snprintf(buffer, sizeof buffer, "%d:%02d", static_cast<int>(seconds) / 60, static_cast<int>(seconds) % 60);
+    return buffer;
+}
+
+// Normwise comparison of two outputs (as the tests do), tolerance per dtype.
+double tolerance(DataType dtype) {
+    switch (dtype) {
+    case DataType::kDouble: return 1e-12;
+    case DataType::kFloat: return 1e-5;
+    case DataType::kHalf: return 1e-3;
+    case DataType::kBFloat16: return 1e-2;
+    default: return 0;
+    }
+}
+
+std::string compare_outputs(const std::vector<Tensor> &got, const std::vector<Tensor> &want) {
+    if (got.size() != want.size()) return "a different number of outputs";
+    for (size_t o = 0; o < got.size(); o++) {
+        if (got[o].shape() != want[o].shape()) return "output " + std::to_string(o) + " has another shape";
+        double diff = 0, scale = 0;
+        for (int64_t i = 0; i < got[o].num_elements(); i++) {
+            diff = std::max(diff, std::fabs(got[o].load(i) - want[o].load(i)));
+            scale = std::max(scale, std::fabs(want[o].load(i)));
+        }
+        const double error = scale > 0 ? diff / scale : diff;
+        // Both sides carry rounding error: twice the tests' tolerance.
+        if (error > 2 * tolerance(got[o].dtype()))
+            return "output " + std::to_string(o) + " differs from the generic variant (normwise error " +
+                   std::to_string(error) + ")";
+    }
+    return "";
+}
+
+std::string generic_variant(const CallInfo &info, Device device) {
+    for (const VariantInfo &v : Variants(info.op))
+        if (v.generic && v.device == device && v.dtype == info.dtype && v.data_format == info.data_format)
+            return v.name;
+    return "";
+}
+
+// One structure group of the suite: its shapes share every compiled kernel.
+struct Group {
+    std::string op;
+    Device device = Device::cpu;
+    Structure structure;
+    std::vector<const SuiteEntry *> shapes;
+    std::vector<CallInfo> infos;
+    std::unique_ptr<Sampler> sampler;
+    std::deque<Knobs> queue;       // what to try next
+    std::set<std::string> tried;   // knobs_text of every candidate handed out
+    int handed_out = 0;
+    int exhausted_draws = 0;
+
+    std::string label() const {
+        std::ostringstream out;
+        out << op << " " << structure.key() << " (" << shapes.size() << " shapes)";
+        return out.str();
+    }
+};
+
+// Geometric mean of generic/candidate over the group's shapes, from the log;
+// 0 when the candidate lacks a shape or failed one.
+double group_speedup(const Group &g, const Knobs &knobs, const std::map<std::string, const Trial *> &by_key,
+                     const Trial &prototype) {
+    double log_sum = 0;
+    for (size_t i = 0; i < g.shapes.size(); i++) {
+        Trial t = prototype;
+        t.knobs = knobs;
+        t.shape_id = g.shapes[i]->name();
+        t.padding = g.infos[i].padding;
+        t.shape = g.infos[i].shape;
+        auto it = by_key.find(t.measurement_key());
+        if (it == by_key.end() || it->second->status != "ok" || it->second->median_ms <= 0) return 0;
+        log_sum += std::log(it->second->generic_median_ms / it->second->median_ms);
+    }
+    return std::exp(log_sum / g.shapes.size());
+}
+
+Trial prototype_trial(const Group &g) {
+    const BuildInfo &info = build_info();
+    Trial t;
+    t.op = g.op;
+    t.device = g.device;
+    t.structure = g.structure;
+    t.target = info.target(g.device);
+    t.halide_version = info.halide_version;
+    t.source_hash = info.source_hash.count(g.op) ? info.source_hash.at(g.op) : "";
+    t.cpu_model = cpu_model();
+    return t;
+}
+
+}  // namespace
+
+int tune(const TuneOptions &options) {
+    const auto start = std::chrono::steady_clock::now();
+    const BuildInfo &info = build_info();
+    const bool tty = isatty(fileno(stderr));
+    std::vector<SuiteEntry> suite =
+        options.suite_path.empty() ? default_suite(options.ops, options.batches) : load_suite(options.suite_path);
+
+    // Group the suite by structure.
+    std::vector<Group> groups;
+    int skipped = 0;
+    for (const SuiteEntry &e : suite) {
+        if (!options.ops.empty() && std::find(options.ops.begin(), options.ops.end(), e.op) == options.ops.end())
+            continue;
+        if (!FindOpSpec(e.op) || !find_op(e.op)) {
+            skipped++;
+            continue;
+        }
+        MaterialisedCall m;
+        CallInfo ci;
+        Status st = materialise(e.call, 1, &m);
+        if (st.ok()) st = DescribeCall(m.call, &ci);
+        if (!st.ok()) {
+            std::cerr << "gradtune tune: suite entry " << e.name() << " is not a valid call: " << st.ToString() << "\n";
+            return 2;
+        }
+        Structure s{ci.dtype, ci.data_format, ci.structure};
+        auto it = std::find_if(groups.begin(), groups.end(), [&](const Group &g) {
+            return g.op == e.op && g.device == options.device && g.structure == s;
+        });
+        if (it == groups.end()) {
+            groups.push_back(Group{e.op, options.device, s, {}, {}, nullptr, {}, {}, 0, 0});
+            it = groups.end() - 1;
+        }
+        it->shapes.push_back(&e);
+        it->infos.push_back(ci);
+    }
+    if (skipped) std::cerr << "gradtune tune: " << skipped << " suite entries skipped (op not in this build)\n";
+    if (groups.empty()) {
+        std::cerr << "gradtune tune: nothing to tune\n";
+        return 2;
+    }
+
+    TrialLog log(options.log_path);
+    std::map<std::string, const Trial *> by_key;
+    auto index_log = [&] {
+        by_key.clear();
+        for (const Trial &t : log.trials()) by_key[t.measurement_key()] = &t;
+    };
+    index_log();
+
+    // Seed each group's queue: the defaults, then the committed records'
+    // knobs (so a re-tune never ends below what was committed).
+    const std::string class_dir = info.records_dir + "/" + info.target_class();
+    for (Group &g : groups) {
+        const OpSchema *op = find_op(g.op);
+        KnobSpace space = op->space(g.device, g.structure);
+        uint64_t h = options.seed;
+        for (unsigned char c : g.label()) h = (h ^ c) * 1099511628211ull;
+        g.sampler = std::make_unique<Sampler>(space, h);
+        g.queue.push_back(space.defaults());
+        const std::string path = class_dir + "/" + g.op + ".json";
+        if (fs::exists(path)) {
+            try {
+                for (const Record &r : read_record_file(path).records)
+                    if (r.device == g.device && r.structure == g.structure && space.check(r.knobs).empty())
+                        g.queue.push_back(r.knobs);
+            } catch (const std::exception &e) {
+                std::cerr << "gradtune tune: ignoring " << path << ": " << e.what() << "\n";
+            }
+        }
+    }
+
+    std::cerr << "gradtune tune: " << groups.size() << " structure group(s), budget " << clock_text(options.budget_s)
+              << (options.max_trials ? ", at most " + std::to_string(options.max_trials) + " candidates" : "")
+              << ", log " << options.log_path << "\n";
+    for (const Group &g : groups) std::cerr << "  " << g.label() << "\n";
+
+    int measured = 0, resumed = 0, batches = 0;
+    double batch_seconds = 0;
+    size_t next_group = 0;
+    std::set<size_t> done_groups;
+    while (done_groups.size() < groups.size()) {
+        const double elapsed = seconds_since(start);
+        if (elapsed >= options.budget_s) break;
+        if (batches > 0 && elapsed + batch_seconds / batches > options.budget_s) break;
+        // The limit counts resumed candidates too: a killed and resumed run ends
+        // with the same candidates as an uninterrupted one.
+        if (options.max_trials && measured + resumed >= options.max_trials) break;
+        Group &g = groups[next_group];
+        const size_t this_group = next_group;
+        next_group = (next_group + 1) % groups.size();
+        if (done_groups.count(this_group)) continue;
+
+        // Draw up to `jobs` candidates not yet measured on every shape.
+        Trial proto = prototype_trial(g);
+        std::vector<Candidate> batch;
+        while (static_cast<int>(batch.size()) < options.jobs) {
+            if (options.max_trials && measured + resumed + static_cast<int>(batch.size()) >= options.max_trials) break;
+            Knobs k;
+            if (!g.queue.empty()) {
+                k = g.queue.front();
+                g.queue.pop_front();
+            } else {
+                // Explore first, then alternate exploring and refining the best.
+                Knobs best;
+                double best_speedup = 0;
+                for (const Trial &t : log.trials()) {
+                    if (t.candidate_key().rfind(proto.op + "|", 0) != 0 || t.structure != g.structure ||
+                        t.device != g.device)
+                        continue;
+                    const double s = group_speedup(g, t.knobs, by_key, proto);
+                    if (s > best_speedup) {
+                        best_speedup = s;
+                        best = t.knobs;
+                    }
+                }
+                k = (g.handed_out >= 6 && g.handed_out % 2 == 0 && best_speedup > 0) ? g.sampler->mutate(best)
+                                                                                     : g.sampler->random();
+            }
+            const std::string text = knobs_text(k);
+            if (!g.tried.insert(text).second) {
+                if (++g.exhausted_draws > 200) break;  // the space is (nearly) exhausted
+                continue;
+            }
+            g.handed_out++;
+            // Already in the log for every shape: resumed, nothing to measure.
+            bool all_logged = true;
+            for (size_t i = 0; i < g.shapes.size(); i++) {
+                Trial t = proto;
+                t.knobs = k;
+                t.shape_id = g.shapes[i]->name();
+                t.padding = g.infos[i].padding;
+                t.shape = g.infos[i].shape;
+                all_logged = all_logged && log.measured(t.measurement_key());
+            }
+            if (all_logged) {
+                resumed++;
+                continue;
+            }
+            batch.push_back(Candidate{g.op, g.device, g.structure, k});
+        }
+        if (batch.empty()) {
+            if (g.exhausted_draws > 200) done_groups.insert(this_group);
+            continue;
+        }
+
+        const auto batch_start = std::chrono::steady_clock::now();
+        // 1. Compile (in parallel); 2. measure (alone, in a child process).
+        std::vector<CompiledCandidate> compiled = compile_candidates(batch, options.work_dir, options.jobs);
+        json batch_file = {{"shapes", json::array()}, {"candidates", json::array()},
+                           {"measure", {{"samples", options.measure.samples},
+                                        {"min_sample_ms", options.measure.min_sample_ms}}},
+                           {"device", to_string(g.device)}};
+        for (const SuiteEntry *e : g.shapes) batch_file["shapes"].push_back({{"shape_id", e->name()}, {"call", e->call}});
+        for (size_t i = 0; i < compiled.size(); i++) {
+            if (compiled[i].shared_object.empty()) {
+                for (size_t s = 0; s < g.shapes.size(); s++) {
+                    Trial t = proto;
+                    t.knobs = compiled[i].candidate.knobs;
+                    t.shape_id = g.shapes[s]->name();
+                    t.padding = g.infos[s].padding;
+                    t.shape = g.infos[s].shape;
+                    t.call = g.shapes[s]->call;
+                    t.status = "compile_error";
+                    t.error = compiled[i].error;
+                    t.compile_s = compiled[i].compile_s;
+                    t.timestamp = now_utc();
+                    t.seed = options.seed;
+                    log.append(t);
+                }
+                measured++;
+                continue;
+            }
+            batch_file["candidates"].push_back({{"index", i},
+                                                {"shared_object", compiled[i].shared_object},
+                                                {"function", compiled[i].candidate.function_name()},
+                                                {"structure", gradtune::to_json(g.structure)}});
+        }
+        if (!batch_file["candidates"].empty()) {
+            const std::string batch_path = options.work_dir + "/batch.json";
+            const std::string results_path = options.work_dir + "/results.jsonl";
+            std::ofstream(batch_path) << batch_file.dump();
+            const int rc = run_process({options.self, "measure", "--batch", batch_path}, results_path);
+            std::set<size_t> reported;
+            std::string running;
+            std::ifstream results(results_path);
+            for (std::string line; std::getline(results, line);) {
+                json r;
+                try {
+                    r = json::parse(line);
+                } catch (...) {
+                    continue;
+                }
+                if (r.contains("running")) {
+                    running = line;
+                    continue;
+                }
+                if (!r.contains("candidate")) continue;
+                const size_t i = r.at("candidate").get<size_t>();
+                const std::string shape_id = r.at("shape_id").get<std::string>();
+                size_t s = 0;
+                while (s < g.shapes.size() && g.shapes[s]->name() != shape_id) s++;
+                if (s == g.shapes.size()) continue;
+                Trial t = proto;
+                t.knobs = compiled[i].candidate.knobs;
+                t.shape_id = shape_id;
+                t.padding = g.infos[s].padding;
+                t.shape = g.infos[s].shape;
+                t.call = g.shapes[s]->call;
+                t.status = r.at("status").get<std::string>();
+                t.error = r.value("error", "");
+                t.median_ms = r.value("median_ms", 0.0);
+                t.min_ms = r.value("min_ms", 0.0);
+                t.spread_pct = r.value("spread_pct", 0.0);
+                t.generic_median_ms = r.value("generic_median_ms", 0.0);
+                t.generic_spread_pct = r.value("generic_spread_pct", 0.0);
+                t.samples = r.value("samples", 0);
+                t.iterations = r.value("iterations", 0);
+                t.threads = r.value("threads", 0);
+                t.compile_s = compiled[i].compile_s;
+                t.timestamp = now_utc();
+                t.seed = options.seed;
+                log.append(t);
+                reported.insert(i);
+            }
+            if (rc != 0) {
+                // The child died (a crashing candidate): log the culprit, retry the rest later.
+                std::cerr << "\ngradtune tune: the measuring process exited with status " << rc << "\n";
+                if (!running.empty()) {
+                    json r = json::parse(running);
+                    const size_t i = r.at("running").get<size_t>();
+                    for (size_t s = 0; s < g.shapes.size(); s++) {
+                        Trial t = proto;
+                        t.knobs = compiled[i].candidate.knobs;
+                        t.shape_id = g.shapes[s]->name();
+                        t.padding = g.infos[s].padding;
+                        t.shape = g.infos[s].shape;
+                        t.call = g.shapes[s]->call;
+                        t.status = "failed";
+                        t.error = "the measuring process crashed (exit status " + std::to_string(rc) + ")";
+                        t.timestamp = now_utc();
+                        log.append(t);
+                    }
+                    reported.insert(i);
+                }
+                for (size_t i = 0; i < compiled.size(); i++) {
+                    if (!compiled[i].shared_object.empty() && !reported.count(i)) {
+                        g.tried.erase(knobs_text(compiled[i].candidate.knobs));
+                        g.queue.push_front(compiled[i].candidate.knobs);
+                    }
+                }
+            }
+            measured += static_cast<int>(reported.size());
+        }
+        for (const CompiledCandidate &c : compiled) {
+            if (c.shared_object.empty()) continue;
+            fs::remove(c.shared_object);
+            fs::remove(options.work_dir + "/" + c.candidate.function_name() + ".o");
+            fs::remove(options.work_dir + "/" + c.candidate.function_name() + ".log");
+        }
+        batches++;
+        batch_seconds += seconds_since(batch_start);
+        index_log();
+
+        // Progress: candidates, the best so far in this group, time left.
+        double best = 0;
+        std::string best_knobs;
+        for (const Trial &t : log.trials()) {
+            if (t.op != g.op || t.device != g.device || t.structure != g.structure) continue;
+            const double s = group_speedup(g, t.knobs, by_key, proto);
+            if (s > best) {
+                best = s;
+                best_knobs = knobs_text(t.knobs);
+            }
+        }
+        std::ostringstream line;
+        line << "[tune " << clock_text(seconds_since(start)) << "/" << clock_text(options.budget_s) << "] "
+             << measured << " measured, " << resumed << " resumed | " << g.op << " " << g.structure.key()
+             << ": best " << std::fixed;
+        line.precision(2);
+        line << best << "x over generic (geomean of " << g.shapes.size() << " shapes)";
+        if (tty) {
+            std::cerr << "\r\033[K" << line.str() << std::flush;
+        } else {
+            std::cerr << line.str() << "\n";
+        }
+    }
+    if (tty) std::cerr << "\n";
+    std::cerr << "gradtune tune: " << measured << " candidates measured, " << resumed << " found in the log, "
+              << clock_text(seconds_since(start)) << " elapsed. Next: gradtune distill\n";
+    return 0;
+}
+
+int measure_batch(const std::string &batch_path) {
+    json batch;
+    {
+        std::ifstream in(batch_path);
+        batch = json::parse(in);
+    }
+    MeasureOptions options;
+    options.samples = batch["measure"].value("samples", 7);
+    options.min_sample_ms = batch["measure"].value("min_sample_ms", 20.0);
+    const Device device = device_from_string(batch.value("device", "cpu")).value_or(Device::cpu);
+    const int threads = halide_threads();
+
+    struct Loaded {
+        size_t index;
+        ExternalKernel kernel;
+    };
+    std::vector<Loaded> loaded;
+    for (const json &c : batch["candidates"]) {
+        Loaded l{c.at("index").get<size_t>(), {}};
+        void *handle = dlopen(c.at("shared_object").get<std::string>().c_str(), RTLD_NOW | RTLD_LOCAL);
+        if (!handle) {
+            std::cout << json{{"candidate", l.index}, {"shape_id", ""}, {"status", "failed"}, {"error", dlerror()}}
+                      << std::endl;
+            continue;
+        }
+        l.kernel.name = c.at("function").get<std::string>();
+        l.kernel.function = reinterpret_cast<void (*)()>(dlsym(handle, l.kernel.name.c_str()));
+        Structure s = structure_from_json(c.at("structure"));
+        l.kernel.dtype = s.dtype;
+        l.kernel.data_format = s.data_format;
+        l.kernel.structure = s.fixed;
+        l.kernel.device = device;
+        loaded.push_back(std::move(l));
+    }
+
+    for (const json &shape : batch["shapes"]) {
+        const std::string shape_id = shape.at("shape_id").get<std::string>();
+        MaterialisedCall m;
+        CallInfo info;
+        Status st = materialise(shape.at("call"), 42, &m);
+        if (st.ok()) st = DescribeCall(m.call, &info);
+        RunOptions generic;
+        generic.device = device;
+        generic.variant = generic_variant(info, device);
+        std::vector<Tensor> reference;
+        if (st.ok()) st = RunOp(m.call, &reference, generic);
+        if (!st.ok()) {
+            std::cerr << "gradtune measure: " << shape_id << ": " << st.ToString() << "\n";
+            return 3;
+        }
+        // Correctness first: each candidate against the generic variant.
+        std::vector<std::function<Status()>> participants;
+        std::vector<std::vector<Tensor>> outputs(loaded.size() + 1, reference);
+        participants.push_back([&, generic] { return RunOp(m.call, &outputs[0], generic); });
+        std::vector<size_t> timed;  // indices into `loaded`
+        for (size_t i = 0; i < loaded.size(); i++) {
+            std::cout << json{{"running", loaded[i].index}, {"shape_id", shape_id}} << std::endl;
+            RunOptions o;
+            o.device = device;
+            o.external_kernel = &loaded[i].kernel;
+            std::vector<Tensor> got;
+            Status run = RunOp(m.call, &got, o);
+            std::string wrong = run.ok() ? compare_outputs(got, reference) : "";
+            if (!run.ok() || !wrong.empty()) {
+                std::cout << json{{"candidate", loaded[i].index},
+                                  {"shape_id", shape_id},
+                                  {"status", run.ok() ? "wrong" : "failed"},
+                                  {"error", run.ok() ? wrong : run.ToString()}}
+                          << std::endl;
+                continue;
+            }
+            timed.push_back(i);
+            participants.push_back([&, o, slot = timed.size()] { return RunOp(m.call, &outputs[slot], o); });
+        }
+        std::vector<Timing> timing = time_interleaved(participants, options);
+        for (size_t k = 0; k < timed.size(); k++) {
+            const Timing &t = timing[k + 1];
+            std::cout << json{{"candidate", loaded[timed[k]].index},
+                              {"shape_id", shape_id},
+                              {"status", t.status.ok() ? "ok" : "failed"},
+                              {"error", t.status.ok() ? "" : t.status.ToString()},
+                              {"median_ms", t.median_ms},
+                              {"min_ms", t.min_ms},
+                              {"spread_pct", t.spread_pct},
+                              {"samples", t.samples},
+                              {"iterations", t.iterations},
+                              {"generic_median_ms", timing[0].median_ms},
+                              {"generic_spread_pct", timing[0].spread_pct},
+                              {"threads", threads}}
+                      << std::endl;
+        }
+    }
+    return 0;
+}
+
+}  // namespace gradtune::tooling

@@ -1,0 +1,36 @@
+// `gradtune tune` and its measuring child process `gradtune measure`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gradtune/device.h"
+#include "measure.h"
+
+namespace gradtune::tooling {
+
+struct TuneOptions {
+    std::vector<std::string> ops;         // empty: every op of the suite in this build
+    std::vector<int64_t> batches{1, 32};  // batch sizes of the default suite
+    std::string suite_path;               // a suite file instead of the default suite
+    double budget_s = 300;                // wall-clock budget for the whole run
+    int max_trials = 0;                   // candidates to measure at most (0 = no limit)
+    std::string log_path;                 // trials log (JSON lines)
+    std::string work_dir;                 // compiled candidates
+    uint64_t seed = 1;
+    Device device = Device::cpu;
+    int jobs = 2;                         // parallel compiles (never while measuring)
+    MeasureOptions measure;
+    std::string self;                     // path of the gradtune executable (to spawn `measure`)
+};
+
+int tune(const TuneOptions &options);
+
+// Child process: measures the candidates of a batch file on its shapes
+// against the generic variant, printing one JSON line per result.
+int measure_batch(const std::string &batch_path);
+
+// Everything one error message: the log file a tune run uses by default.
+std::string default_log_path();
+
+}  // namespace gradtune::tooling
