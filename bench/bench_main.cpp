@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -16,6 +17,9 @@
 #include "gradtune/gradtune.h"
 #include "measure.h"
 #include "suite.h"
+#ifdef GRADTUNE_HAVE_ONEDNN
+#include "onednn_baseline.h"
+#endif
 
 using namespace gradtune;
 using namespace gradtune::tooling;
@@ -27,6 +31,9 @@ struct Row {
     Timing generic, tuned;
     DispatchInfo served;
     std::string error;
+    // oneDNN on TF's layouts and with its own weight layout (0: not run).
+    Timing onednn_tf, onednn_own;
+    std::string onednn_impl;
 };
 
 std::string generic_variant(const CallInfo &info) {
@@ -45,6 +52,9 @@ std::string fixed(double v, int digits) {
 }  // namespace
 
 int main(int argc, char **argv) {
+    // oneDNN's OpenMP workers must not spin between its calls and steal the
+    // cores from the interleaved gradtune samples.
+    setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
     CLI::App app{"gradtune-bench: generic default vs dispatched variant for the default suite"};
     std::vector<std::string> ops;
     std::vector<int64_t> batches{1, 32};
@@ -58,6 +68,8 @@ int main(int argc, char **argv) {
     app.add_option("--min-sample-ms", measure.min_sample_ms, "minimum sample length")->capture_default_str();
     app.add_option("--markdown", markdown_path, "also write the report as Markdown");
     app.add_option("--json", json_path, "also write the measurements as JSON");
+    bool with_onednn = true;
+    app.add_flag("!--no-onednn", with_onednn, "skip the oneDNN baseline");
     CLI11_PARSE(app, argc, argv);
 
     std::vector<SuiteEntry> suite = suite_path.empty() ? default_suite(ops, batches) : load_suite(suite_path);
@@ -82,11 +94,28 @@ int main(int argc, char **argv) {
             continue;
         }
         std::cerr << "[bench] " << e.op << " " << e.name() << " ..." << std::flush;
-        std::vector<Timing> t = time_interleaved(
-            {[&] { return RunOp(m.call, &out_generic, generic); }, [&] { return RunOp(m.call, &out_tuned, dispatched); }},
-            measure);
+        std::vector<std::function<Status()>> participants = {
+            [&] { return RunOp(m.call, &out_generic, generic); }, [&] { return RunOp(m.call, &out_tuned, dispatched); }};
+#ifdef GRADTUNE_HAVE_ONEDNN
+        std::string why_not;
+        std::unique_ptr<OnednnBaseline> tf_layouts, own_layout;
+        if (with_onednn) {
+            tf_layouts = OnednnBaseline::create(e, true, &why_not);
+            own_layout = OnednnBaseline::create(e, false, &why_not);
+        }
+        if (tf_layouts && own_layout) {
+            participants.push_back([&] { return tf_layouts->run(); });
+            participants.push_back([&] { return own_layout->run(); });
+            row.onednn_impl = tf_layouts->implementation() + " / " + own_layout->implementation();
+        }
+#endif
+        std::vector<Timing> t = time_interleaved(participants, measure);
         row.generic = t[0];
         row.tuned = t[1];
+        if (t.size() == 4) {
+            row.onednn_tf = t[2];
+            row.onednn_own = t[3];
+        }
         std::cerr << " " << fixed(t[0].median_ms / t[1].median_ms, 2) << "x\n";
         rows.push_back(row);
     }
@@ -97,13 +126,18 @@ int main(int argc, char **argv) {
        << "Machine: " << cpu_model() << ", " << halide_threads() << " threads; target class "
        << build_info().target_class() << "; Halide " << build_info().halide_version << ".\n"
        << "Times: median over " << measure.samples << " interleaved samples (spread = IQR/median).\n\n"
-       << "| op | shape | N | generic ms (spread) | tuned ms (spread) | speedup | tuned throughput | served by |\n"
-       << "|---|---|---|---|---|---|---|---|\n";
+       << "oneDNN columns: " << (with_onednn ? "oneDNN 2.6 on TF's layouts / with weights in its own layout "
+                                               "(reorder not timed); tuned/oneDNN < 1 means gradtune is faster."
+                                             : "not run.")
+       << "\n\n"
+       << "| op | shape | N | generic ms (spread) | tuned ms (spread) | speedup | tuned throughput | served by "
+          "| oneDNN TF-layout / own-layout ms | tuned / best oneDNN |\n"
+       << "|---|---|---|---|---|---|---|---|---|---|\n";
     std::map<std::string, std::pair<double, int>> per_op;
     for (const Row &r : rows) {
         if (!r.error.empty()) {
             md << "| " << r.entry.op << " | " << r.entry.id << " " << r.entry.description << " | " << r.entry.batch
-               << " | error: " << r.error << " |||||\n";
+               << " | error: " << r.error << " |||||||\n";
             continue;
         }
         const double speedup = r.generic.median_ms / r.tuned.median_ms;
@@ -115,7 +149,14 @@ int main(int argc, char **argv) {
         md << "| " << r.entry.op << " | " << r.entry.id << " " << r.entry.description << " | " << r.entry.batch << " | "
            << fixed(r.generic.median_ms, 3) << " (" << fixed(r.generic.spread_pct, 0) << "%) | "
            << fixed(r.tuned.median_ms, 3) << " (" << fixed(r.tuned.spread_pct, 0) << "%) | " << fixed(speedup, 2)
-           << "x | " << throughput << " | " << r.served.variant << " (" << r.served.tier << ") |\n";
+           << "x | " << throughput << " | " << r.served.variant << " (" << r.served.tier << ") | ";
+        if (r.onednn_tf.median_ms > 0) {
+            const double best = std::min(r.onednn_tf.median_ms, r.onednn_own.median_ms);
+            md << fixed(r.onednn_tf.median_ms, 3) << " / " << fixed(r.onednn_own.median_ms, 3) << " | "
+               << fixed(r.tuned.median_ms / best, 2) << " |\n";
+        } else {
+            md << "- | - |\n";
+        }
     }
     md << "\n| op | shapes | geomean speedup over generic |\n|---|---|---|\n";
     for (const auto &[op, acc] : per_op)
@@ -128,7 +169,9 @@ int main(int argc, char **argv) {
             j.push_back({{"op", r.entry.op}, {"id", r.entry.id}, {"batch", r.entry.batch}, {"error", r.error},
                          {"generic_median_ms", r.generic.median_ms}, {"generic_spread_pct", r.generic.spread_pct},
                          {"tuned_median_ms", r.tuned.median_ms}, {"tuned_spread_pct", r.tuned.spread_pct},
-                         {"variant", r.served.variant}, {"tier", r.served.tier}});
+                         {"variant", r.served.variant}, {"tier", r.served.tier},
+                         {"onednn_tf_layout_median_ms", r.onednn_tf.median_ms},
+                         {"onednn_own_layout_median_ms", r.onednn_own.median_ms}, {"onednn_impl", r.onednn_impl}});
         std::ofstream(json_path) << j.dump(1) << "\n";
     }
     return 0;
