@@ -8,6 +8,8 @@
 # the generated op_list.inc made from this list.
 set(GRADTUNE_ALL_OPS
     DepthwiseConv2dNativeBackpropInput:depthwise_conv2d_native_backprop_input
+    FractionalAvgPoolGrad:fractional_avg_pool_grad
+    FractionalAvgPool:fractional_avg_pool
 )
 
 set(GRADTUNE_OP_FILTER "" CACHE STRING

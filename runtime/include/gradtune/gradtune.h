@@ -4,6 +4,8 @@
 
 #include "gradtune/depthwise_conv2d_native_backprop_input.h"
 #include "gradtune/device.h"
+#include "gradtune/fractional_avg_pool.h"
+#include "gradtune/fractional_avg_pool_grad.h"
 #include "gradtune/op_call.h"
 #include "gradtune/run_options.h"
 #include "gradtune/status.h"

@@ -1,0 +1,110 @@
+// FractionalAvgPool (spec/tf-ops.md section 8), the pooling itself: the mean
+// of every cell of the pooling sequences,
+//   rows  row_seq[r] .. min(overlapping ? row_seq[r+1] : row_seq[r+1] - 1, H - 1)
+//   cols  col_seq[c] .. min(overlapping ? col_seq[c+1] : col_seq[c+1] - 1, W - 1)
+//   out[b, r, c, d] = (sum in T over the cell, rows outer, columns inner) / count
+// summed and divided in T as TF does (integers: truncating division). The
+// runtime draws the sequences (TF's Philox generator) on the host.
+//
+// TF's summation order (row by row, each row left to right, from 0) is kept
+// under strict_float, so float results match TF's bit for bit.
+//
+// Halide dimension order (innermost first), NHWC only:
+//   value   (d, w, h, n)   TF [N, H, W, C]
+//   output  (d, c, r, n)   TF [N, OH, OW, C]
+//   row_pooling_sequence (i), OH + 1 values; col likewise with OW + 1
+#include "Halide.h"
+#include "fractional_avg_pool.h"
+#include "halide_knobs.h"
+
+namespace {
+
+using namespace Halide;
+
+enum class DataFormat { NHWC };
+
+class FractionalAvgPool : public Generator<FractionalAvgPool> {
+public:
+    GeneratorParam<Type> T{"T", Float(32)};
+    GeneratorParam<DataFormat> data_format{"data_format", DataFormat::NHWC, {{"NHWC", DataFormat::NHWC}}};
+    // TF's bool attr as a structural value: 0 = from the call, 1 = false, 2 = true.
+    GeneratorParam<int> overlapping{"overlapping", 0};
+    gradtune::FractionalAvgPoolKnobs knobs;
+
+    Input<int> call_overlapping{"call_overlapping"};  // 0 or 1; ignored when `overlapping` is fixed
+    Input<int> max_row_span{"max_row_span"};          // rows of the tallest cell
+    Input<int> max_col_span{"max_col_span"};          // columns of the widest cell
+    Input<Buffer<int64_t, 1>> row_pooling_sequence{"row_pooling_sequence"};
+    Input<Buffer<int64_t, 1>> col_pooling_sequence{"col_pooling_sequence"};
+
+    GeneratorInput<Buffer<>> *value = nullptr;    // (d, w, h, n)
+    GeneratorOutput<Buffer<>> *output = nullptr;  // (d, c, r, n)
+
+    void configure() {
+        value = add_input<Buffer<>>("value", T, 4);
+        output = add_output<Buffer<>>("output", T, 4);
+    }
+
+    void generate() {
+        _halide_user_assert(overlapping >= 0 && overlapping <= 2)
+            << "overlapping must be 0 (run time), 1 (false) or 2 (true), not " << static_cast<int>(overlapping);
+        gradtune::FractionalAvgPoolPipeline p;
+        Var d = p.d, c = p.c, r = p.r, n = p.n;
+
+        Expr in_rows = value->dim(2).extent(), in_cols = value->dim(1).extent();
+        Expr out_rows = output->dim(2).extent(), out_cols = output->dim(1).extent();
+        Expr overlap = overlapping > 0 ? Expr(overlapping == 2) : call_overlapping != 0;
+        Axis rows{row_pooling_sequence, overlap, in_rows, out_rows};
+        Axis cols{col_pooling_sequence, overlap, in_cols, out_cols};
+
+        // The cell's pixels: i rows (outer, TF's h loop) x j columns (inner).
+        p.window = RDom(0, max_col_span, 0, max_row_span, "window");
+        RVar j = p.window.x, i = p.window.y;
+        p.window.where(i < rows.size(r) && j < cols.size(c));
+        Expr h = clamp(rows.start(r) + i, 0, cast<int64_t>(in_rows) - 1);
+        Expr w = clamp(cols.start(c) + j, 0, cast<int64_t>(in_cols) - 1);
+        Expr pixel = (*value)(d, cast<int>(w), cast<int>(h), n);
+        p.sum(d, c, r, n) = cast(T, 0);
+        p.sum(d, c, r, n) = T.value().is_float() ? strict_float(p.sum(d, c, r, n) + pixel) : p.sum(d, c, r, n) + pixel;
+
+        // TF counts the cell's pixels in T. Generated sequences never give an
+        // empty cell; the max() only keeps the division defined.
+        Expr count = cast(T, max(rows.size(r) * cols.size(c), 1));
+        Expr mean = T.value().is_float() ? strict_float(p.sum(d, c, r, n) / count)
+                                         : div_round_to_zero(p.sum(d, c, r, n), count);  // C++'s truncation
+        (*output)(d, c, r, n) = mean;
+        p.output = *output;
+
+        p.channels = output->dim(0).extent();
+        p.width = output->dim(1).extent();
+        p.height = output->dim(2).extent();
+
+        gradtune::Structure structure{halide_type_to_enum_string(T), "NHWC", {{"overlapping", overlapping}}};
+        const gradtune::OpSchema *op = gradtune::find_op("FractionalAvgPool");
+        std::string why = op->check_structure(structure);
+        _halide_user_assert(why.empty()) << why;
+        const auto space = op->space(gradtune::device_of(get_target()), structure);
+        gradtune::apply(gradtune::read_knobs(space, knobs.values()), structure, p, get_target());
+    }
+
+private:
+    // One spatial axis: TF's cell bounds from its pooling sequence.
+    struct Axis {
+        const Input<Buffer<int64_t, 1>> &sequence;
+        Expr overlap, in_size, out_size;
+
+        // sequence[i], the index clamped into the buffer (out_size + 1 values).
+        Expr at(Expr i) const { return sequence(clamp(i, 0, out_size)); }
+        Expr start(Expr cell) const { return at(cell); }
+        Expr end(Expr cell) const {
+            Expr next = at(cell + 1);
+            return min(select(overlap, next, next - 1), cast<int64_t>(in_size) - 1);
+        }
+        // Pixels of the cell along this axis (int64).
+        Expr size(Expr cell) const { return end(cell) - start(cell) + 1; }
+    };
+};
+
+}  // namespace
+
+HALIDE_REGISTER_GENERATOR(FractionalAvgPool, FractionalAvgPool)

@@ -1,0 +1,138 @@
+// FractionalAvgPoolGrad (spec/tf-ops.md section 9): the gradient of
+// FractionalAvgPool. Every out_backprop cell (b, r, c) spreads its value
+// evenly over the input pixels its pooling cell covers:
+//   rows  row_seq[r] .. min(overlapping ? row_seq[r+1] : row_seq[r+1] - 1, H - 1)
+//   cols  col_seq[c] .. min(overlapping ? col_seq[c+1] : col_seq[c+1] - 1, W - 1)
+//   dIn[b, h, w, d] += (double) dOut[b, r, c, d] / cell_size(r, c)
+// accumulated in float64 for every T and cast to T once (integers truncate
+// toward zero), exactly as TF.
+//
+// Written as a gather: pixel (h, w) sums over the cells that cover it. With
+// arbitrary sequences (non-monotonic, out of range: TF accepts them) a row
+// may be covered by any number of cells, not necessarily consecutive ones.
+// The runtime therefore hands in, per input row (column), a search range of
+// cells that contains every covering cell (row_cells / col_cells: first cell,
+// number of cells), and the reduction tests each cell of the range. For
+// monotonic sequences (all that FractionalAvgPool generates) every cell of a
+// range covers the pixel: the runtime says so with ranges_exact = 1, and the
+// schedule specialises that case (no per-cell test). Ranges are then 1 cell
+// per row (non-overlapping) or at most 2 (overlapping).
+//
+// Bit-exact with TF: each term is TF's division (float64 / float64 of the
+// int64 cell size), and a pixel's terms are added in TF's order, cell row
+// ascending, then cell column ascending, under strict_float (Halide otherwise
+// lets LLVM reassociate float adds).
+//
+// Halide dimension order (innermost first), NHWC only:
+//   out_backprop (d, c, r, n)   TF [N, OH, OW, C]
+//   output       (d, w, h, n)   TF [N, H, W, C]; n and d extents = out_backprop's
+//                               (the runtime handles a smaller out_backprop)
+//   row_pooling_sequence (i)    the first OH + 1 values; col likewise
+//   row_cells    (k, h)         k = 0: first cell of row h's range, k = 1: range length
+//   col_cells    (k, w)         the same for columns
+#include "Halide.h"
+#include "fractional_avg_pool_grad.h"
+#include "halide_knobs.h"
+
+namespace {
+
+using namespace Halide;
+
+enum class DataFormat { NHWC };
+
+class FractionalAvgPoolGrad : public Generator<FractionalAvgPoolGrad> {
+public:
+    GeneratorParam<Type> T{"T", Float(32)};
+    GeneratorParam<DataFormat> data_format{"data_format", DataFormat::NHWC, {{"NHWC", DataFormat::NHWC}}};
+    // TF's bool attr as a structural value: 0 = from the call, 1 = false, 2 = true.
+    GeneratorParam<int> overlapping{"overlapping", 0};
+    gradtune::FractionalAvgPoolGradKnobs knobs;
+
+    Input<int> call_overlapping{"call_overlapping"};  // 0 or 1; ignored when `overlapping` is fixed
+    Input<int> max_row_cells{"max_row_cells"};        // the longest row search range
+    Input<int> max_col_cells{"max_col_cells"};        // the longest column search range
+    Input<int> ranges_exact{"ranges_exact"};          // 1: every cell of every range covers its pixel
+    Input<Buffer<int64_t, 1>> row_pooling_sequence{"row_pooling_sequence"};
+    Input<Buffer<int64_t, 1>> col_pooling_sequence{"col_pooling_sequence"};
+    Input<Buffer<int32_t, 2>> row_cells{"row_cells"};  // (k, h)
+    Input<Buffer<int32_t, 2>> col_cells{"col_cells"};  // (k, w)
+
+    GeneratorInput<Buffer<>> *out_backprop = nullptr;  // (d, c, r, n)
+    GeneratorOutput<Buffer<>> *output = nullptr;       // (d, w, h, n)
+
+    void configure() {
+        out_backprop = add_input<Buffer<>>("out_backprop", T, 4);
+        output = add_output<Buffer<>>("output", T, 4);
+    }
+
+    void generate() {
+        _halide_user_assert(overlapping >= 0 && overlapping <= 2)
+            << "overlapping must be 0 (run time), 1 (false) or 2 (true), not " << static_cast<int>(overlapping);
+        gradtune::FractionalAvgPoolGradPipeline p;
+        Var d = p.d, w = p.w, h = p.h, n = p.n;
+
+        Expr out_rows = out_backprop->dim(2).extent(), out_cols = out_backprop->dim(1).extent();
+        Expr in_rows = output->dim(2).extent(), in_cols = output->dim(1).extent();
+        Expr overlap = overlapping > 0 ? Expr(overlapping == 2) : call_overlapping != 0;
+        Axis rows{row_pooling_sequence, overlap, in_rows, out_rows};
+        Axis cols{col_pooling_sequence, overlap, in_cols, out_cols};
+
+        // TF's per-cell term. Only called with cells inside out_backprop.
+        Expr cell_size = rows.size(h) * cols.size(w);  // int64, as TF
+        p.quotient(d, w, h, n) = strict_float(cast<double>((*out_backprop)(d, w, h, n)) / cast<double>(cell_size));
+
+        // Pixel (h, w): row cells first_r .. first_r + count_r - 1 (outer, TF's
+        // r loop), column cells likewise (inner, TF's c loop).
+        p.cells = RDom(0, max_col_cells, 0, max_row_cells, "cells");
+        RVar l = p.cells.x, k = p.cells.y;
+        Expr r = clamp(row_cells(0, h) + k, 0, out_rows - 1);
+        Expr c = clamp(col_cells(0, w) + l, 0, out_cols - 1);
+        p.ranges_exact = ranges_exact != 0;
+        p.cells.where(k < row_cells(1, h) && l < col_cells(1, w) &&
+                      (p.ranges_exact || (rows.covers(r, h) && cols.covers(c, w))));
+        p.accumulator(d, w, h, n) = cast<double>(0);
+        p.accumulator(d, w, h, n) = strict_float(p.accumulator(d, w, h, n) + p.quotient(d, c, r, n));
+        // Positions no cell covers keep 0. One cast to T; float64 -> integer
+        // truncates toward zero like C++'s static_cast.
+        (*output)(d, w, h, n) = cast(T, p.accumulator(d, w, h, n));
+        p.output = *output;
+
+        p.channels = output->dim(0).extent();
+        p.width = output->dim(1).extent();
+        p.height = output->dim(2).extent();
+
+        gradtune::Structure structure{halide_type_to_enum_string(T), "NHWC", {{"overlapping", overlapping}}};
+        const gradtune::OpSchema *op = gradtune::find_op("FractionalAvgPoolGrad");
+        std::string why = op->check_structure(structure);
+        _halide_user_assert(why.empty()) << why;
+        const auto space = op->space(gradtune::device_of(get_target()), structure);
+        gradtune::apply(gradtune::read_knobs(space, knobs.values()), structure, p, get_target());
+    }
+
+private:
+    // One spatial axis: TF's cell bounds from its pooling sequence.
+    struct Axis {
+        const Input<Buffer<int64_t, 1>> &sequence;
+        Expr overlap, in_size, out_size;
+
+        // sequence[i], the index clamped into the buffer (the runtime passes
+        // out_size + 1 values).
+        Expr at(Expr i) const { return sequence(clamp(i, 0, out_size)); }
+        // in_row_start / in_row_end of TF's loop (the end clamped to the input).
+        Expr start(Expr cell) const { return at(cell); }
+        Expr end(Expr cell) const {
+            Expr next = at(cell + 1);
+            return min(select(overlap, next, next - 1), cast<int64_t>(in_size) - 1);
+        }
+        Expr covers(Expr cell, Expr pixel) const {
+            Expr p = cast<int64_t>(pixel);
+            return start(cell) <= p && p <= end(cell);
+        }
+        // Number of pixels of the cell along this axis (>= 1 where it covers one).
+        Expr size(Expr cell) const { return end(cell) - start(cell) + 1; }
+    };
+};
+
+}  // namespace
+
+HALIDE_REGISTER_GENERATOR(FractionalAvgPoolGrad, FractionalAvgPoolGrad)

@@ -1,0 +1,121 @@
+// apply() for FractionalAvgPoolGrad. Knob meanings and legal values:
+// fractional_avg_pool_grad_space.cpp.
+#include "fractional_avg_pool_grad.h"
+
+#include "halide_knobs.h"
+
+namespace gradtune {
+
+namespace {
+
+using namespace Halide;
+
+// Names shared by the full-tile and small-extent branches, so that producers
+// can be computed at the same loop in both.
+struct CpuLoops {
+    Var channel_tile{"channel_tile"}, channel_lane{"channel_lane"};
+    Var column_tile{"column_tile"}, column_pos{"column_pos"};
+    Var task{"task"}, task_n{"task_n"};
+};
+
+// Tiles the output into register tiles of `channels` lanes x `columns`
+// pixels; tasks of rows_per_task rows run in parallel, over the batch too
+// unless the quotients are staged per image (then the batch loop stays
+// serial, outside the parallel rows, so that each image's quotients are
+// computed once before its rows).
+void tile_cpu(Stage stage, const FractionalAvgPoolGradPipeline &p, const CpuLoops &l, int channels, int columns,
+              int rows_per_task, int vector_width, bool fuse_batch, TailStrategy tail) {
+    stage.split(p.d, l.channel_tile, l.channel_lane, channels, tail)
+        .split(p.w, l.column_tile, l.column_pos, columns, tail)
+        .split(p.h, l.task, p.h, rows_per_task, TailStrategy::GuardWithIf)
+        .reorder(l.channel_lane, l.column_pos, l.channel_tile, l.column_tile, p.h, l.task, p.n);
+    if (fuse_batch) {
+        stage.fuse(l.task, p.n, l.task_n).parallel(l.task_n);
+    } else {
+        stage.parallel(l.task);
+    }
+    stage.vectorize(l.channel_lane, vector_width, TailStrategy::GuardWithIf);
+}
+
+void apply_cpu(const Knobs &k, FractionalAvgPoolGradPipeline &p) {
+    const int vector = k.at("vector_width");
+    const int channels = vector * k.at("vectors_per_tile");
+    const int columns = k.at("tile_width");
+    const int rows_per_task = k.at("rows_per_task");
+    const bool stage_quotients = k.at("stage_quotients");
+    CpuLoops l;
+
+    // Full register tiles when the extents allow (ShiftInwards recomputes a
+    // few pixels at the edges, harmless for a pure output), first for exact
+    // search ranges (generated sequences: no covering test per cell), then
+    // for any sequences; one vector per pixel otherwise (C or W smaller than
+    // a tile).
+    Expr full_tiles = p.channels >= channels && p.width >= columns;
+    for (Expr condition : {full_tiles && p.ranges_exact, full_tiles}) {
+        tile_cpu(p.output.specialize(condition), p, l, channels, columns, rows_per_task, vector, !stage_quotients,
+                 TailStrategy::ShiftInwards);
+    }
+    tile_cpu(p.output, p, l, vector, 1, rows_per_task, vector, !stage_quotients, TailStrategy::GuardWithIf);
+
+    // The tile's float64 sums stay in registers across the covering cells.
+    p.accumulator.compute_at(p.output, l.channel_tile)
+        .vectorize(p.d, vector, TailStrategy::GuardWithIf)
+        .unroll(p.d)
+        .unroll(p.w);
+    p.accumulator.update()
+        .reorder(p.d, p.w, p.cells.x, p.cells.y)
+        .vectorize(p.d, vector, TailStrategy::GuardWithIf)
+        .unroll(p.d)
+        .unroll(p.w);
+
+    if (stage_quotients) {
+        // One division per out_backprop element instead of one per
+        // (pixel, covering cell): the image's quotients in float64, computed
+        // in parallel over cell rows before the image's pixels.
+        p.quotient.compute_at(p.output, p.n).parallel(p.h).vectorize(p.d, vector, TailStrategy::GuardWithIf);
+    }
+}
+
+void apply_cuda(const Knobs &k, FractionalAvgPoolGradPipeline &p) {
+    Var channel_block{"channel_block"}, channel_thread{"channel_thread"};
+    Var column_block{"column_block"}, column_thread{"column_thread"};
+    Var row_block{"row_block"}, row_thread{"row_thread"}, row_block_n{"row_block_n"};
+    // Channels innermost: consecutive threads touch consecutive addresses.
+    p.output.split(p.d, channel_block, channel_thread, k.at("threads_channels"), TailStrategy::GuardWithIf)
+        .split(p.w, column_block, column_thread, k.at("threads_width"), TailStrategy::GuardWithIf)
+        .split(p.h, row_block, row_thread, k.at("threads_height"), TailStrategy::GuardWithIf)
+        .reorder(channel_thread, column_thread, row_thread, channel_block, column_block, row_block, p.n)
+        .fuse(row_block, p.n, row_block_n)
+        .gpu_blocks(channel_block, column_block, row_block_n)
+        .gpu_threads(channel_thread, column_thread, row_thread);
+    // Exact search ranges (generated sequences) skip the covering test; the
+    // specialisation inherits the loops above.
+    p.output.specialize(p.ranges_exact);
+    // One thread sums its pixel's cells in a register.
+    p.accumulator.compute_at(p.output, channel_thread);
+
+    if (k.at("stage_quotients")) {
+        // A kernel of its own: one division per out_backprop element.
+        Var qd_block{"qd_block"}, qd_thread{"qd_thread"}, qw_block{"qw_block"}, qw_thread{"qw_thread"};
+        Var qh_n{"qh_n"};
+        p.quotient.compute_root()
+            .split(p.d, qd_block, qd_thread, k.at("threads_channels"), TailStrategy::GuardWithIf)
+            .split(p.w, qw_block, qw_thread, k.at("threads_width"), TailStrategy::GuardWithIf)
+            .reorder(qd_thread, qw_thread, qd_block, qw_block, p.h, p.n)
+            .fuse(p.h, p.n, qh_n)
+            .gpu_blocks(qd_block, qw_block, qh_n)
+            .gpu_threads(qd_thread, qw_thread);
+    }
+}
+
+}  // namespace
+
+void apply(const Knobs &knobs, const Structure &, FractionalAvgPoolGradPipeline &pipeline, const Target &target) {
+    if (device_of(target) == Device::cuda) {
+        apply_cuda(knobs, pipeline);
+    } else {
+        apply_cpu(knobs, pipeline);
+    }
+}
+
+}  // namespace gradtune

@@ -1,0 +1,83 @@
+// Schedule space of FractionalAvgPoolGrad (Halide-free; apply() is in
+// fractional_avg_pool_grad.cpp).
+//
+// Structural parameter: overlapping (TF's bool attr) as 0 = from the call at
+// run time, 1 = false, 2 = true. T is float32, float64, int32 or int64 (TF's
+// list); NHWC only (the op has no data_format attr).
+//
+// The op is pure streaming (~0.17 FLOP/byte): read out_backprop, write dIn,
+// a few float64 adds and one float64 division per term. A pixel sums the
+// quotients of the 1-3 cells that cover it (generated sequences), in
+// float64 whatever T is.
+// CPU: register tiles of (vector_width * vectors_per_tile) channels x
+//   tile_width pixels of one row, accumulated in float64 vectors; tasks of
+//   rows_per_task rows run in parallel (with the batch, unless the quotients
+//   are staged per image). stage_quotients = 1 divides each out_backprop
+//   element once per image (float64 scratch of N=1 x OH x OW x C) instead of
+//   once per covering pixel: fewer divisions, one more pass over memory.
+// CUDA: one thread per (channel, pixel), blocks of threads_channels x
+//   threads_width x threads_height; stage_quotients = 1 computes the
+//   quotients in a kernel of their own first.
+#include "knob_space.h"
+
+#include <algorithm>
+#include <string>
+
+namespace gradtune {
+
+namespace {
+
+KnobSpace cpu_space(const Structure &) {
+    KnobSpace space;
+    space.knobs = {
+        {"vector_width",
+         {2, 4, 8, 16, 32},
+         8,
+         "channels per vector (the float64 sums: 8 lanes = one AVX-512 register)"},
+        {"vectors_per_tile", {1, 2, 4}, 2, "vectors per register tile along the channels"},
+        {"tile_width", {1, 2, 4}, 1, "pixels of a row per register tile"},
+        {"rows_per_task", {1, 2, 4, 8, 16}, 4, "input rows per parallel task"},
+        {"stage_quotients", {0, 1}, 1, "1: divide each out_backprop element once per image, before its pixels"},
+    };
+    space.constraint = [](const Knobs &k) -> std::string {
+        // float64 accumulators: vector_width * 8 bytes each.
+        const int registers_per_vector = std::max(1, k.at("vector_width") * 8 / 64);
+        const int accumulators = k.at("vectors_per_tile") * k.at("tile_width") * registers_per_vector;
+        if (accumulators > 24)
+            return "the register tile needs " + std::to_string(accumulators) +
+                   " float64 vector registers (max 24, leaving room for the quotients)";
+        return "";
+    };
+    return space;
+}
+
+KnobSpace cuda_space(const Structure &) {
+    KnobSpace space;
+    space.knobs = {
+        {"threads_channels", {8, 16, 32, 64, 128}, 32, "threads along the channels (coalesced)"},
+        {"threads_width", {1, 2, 4, 8}, 4, "threads along a row's pixels"},
+        {"threads_height", {1, 2, 4, 8}, 2, "threads along the rows"},
+        {"stage_quotients", {0, 1}, 0, "1: divide each out_backprop element once, in a kernel of its own"},
+    };
+    space.constraint = [](const Knobs &k) -> std::string {
+        const int threads = k.at("threads_channels") * k.at("threads_width") * k.at("threads_height");
+        if (threads < 32 || threads > 1024) return std::to_string(threads) + " threads per block (legal: 32..1024)";
+        return "";
+    };
+    return space;
+}
+
+}  // namespace
+
+OpSchema fractional_avg_pool_grad_schema() {
+    OpSchema op;
+    op.name = "FractionalAvgPoolGrad";
+    op.dtypes = {"float32", "float64", "int32", "int64"};
+    op.data_formats = {"NHWC"};
+    op.structure_params = {"overlapping"};
+    op.devices = {Device::cpu, Device::cuda};
+    op.space = [](Device device, const Structure &s) { return device == Device::cpu ? cpu_space(s) : cuda_space(s); };
+    return op;
+}
+
+}  // namespace gradtune
