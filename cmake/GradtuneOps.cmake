@@ -10,6 +10,8 @@ set(GRADTUNE_ALL_OPS
     DepthwiseConv2dNativeBackpropInput:depthwise_conv2d_native_backprop_input
     FractionalAvgPoolGrad:fractional_avg_pool_grad
     FractionalAvgPool:fractional_avg_pool
+    DepthwiseConv2dNative:depthwise_conv2d_native
+    Conv2D:conv2d
 )
 
 set(GRADTUNE_OP_FILTER "" CACHE STRING

@@ -2,6 +2,8 @@
 // Link libgradtune.a (plus -lpthread -ldl); no libHalide is needed.
 #pragma once
 
+#include "gradtune/conv2d.h"
+#include "gradtune/depthwise_conv2d_native.h"
 #include "gradtune/depthwise_conv2d_native_backprop_input.h"
 #include "gradtune/device.h"
 #include "gradtune/fractional_avg_pool.h"

@@ -1,0 +1,135 @@
+// Conv2D (spec/tf-ops.md section 5): the forward convolution, with groups,
+//   out[n,oh,ow,o] = sum over (ci < Cg, fh, fw) of
+//                    input[n, oh*sh - pad_top + fh*dh, ow*sw - pad_left + fw*dw, g*Cg + ci] * filter[fh,fw,ci,o]
+// where Cg = filter depth, G = C_in / Cg groups and g = o / (C_out / G) is the
+// group of output channel o; zero outside the input. Algorithm only: the
+// schedule is one call into schedules/.
+//
+// Halide dimension order (innermost first) for both data formats:
+//   input   (c, w, h, n)      TF NHWC [N, H, W, C_in]
+//   filter  (o, ci, fw, fh)   TF HWIO [FH, FW, Cg, C_out]
+//   output  (o, ow, oh, n)    TF NHWC [N, OH, OW, C_out]
+// NCHW tensors are the same buffers with other strides: the data_format
+// parameter only moves the unit stride from the channel to the column.
+//
+// Structural GeneratorParams (0 = read from the call at run time) let a
+// variant fix filter size, strides and dilations. T may be int32: integers
+// accumulate in int32 (TF's Eigen kernel does the same).
+#include "Halide.h"
+#include "common/window.h"
+#include "conv2d.h"
+#include "halide_knobs.h"
+
+namespace {
+
+using namespace Halide;
+using gradtune::window::narrow;
+using gradtune::window::widen;
+
+enum class DataFormat { NHWC, NCHW };
+
+class Conv2D : public Generator<Conv2D> {
+public:
+    GeneratorParam<Type> T{"T", Float(32)};
+    GeneratorParam<DataFormat> data_format{"data_format", DataFormat::NHWC,
+                                           {{"NHWC", DataFormat::NHWC}, {"NCHW", DataFormat::NCHW}}};
+    GeneratorParam<int> filter_height{"filter_height", 0};
+    GeneratorParam<int> filter_width{"filter_width", 0};
+    GeneratorParam<int> stride_height{"stride_height", 0};
+    GeneratorParam<int> stride_width{"stride_width", 0};
+    GeneratorParam<int> dilation_height{"dilation_height", 0};
+    GeneratorParam<int> dilation_width{"dilation_width", 0};
+    gradtune::Conv2DKnobs knobs;
+
+    // The call's geometry; a variant that fixes a value ignores its input.
+    Input<int> call_stride_height{"call_stride_height"};
+    Input<int> call_stride_width{"call_stride_width"};
+    Input<int> call_dilation_height{"call_dilation_height"};
+    Input<int> call_dilation_width{"call_dilation_width"};
+    Input<int> pad_top{"pad_top"};    // TF's pad_before for rows
+    Input<int> pad_left{"pad_left"};  // TF's pad_before for columns
+
+    GeneratorInput<Buffer<>> *input = nullptr;    // (c, w, h, n)
+    GeneratorInput<Buffer<>> *filter = nullptr;   // (o, ci, fw, fh)
+    GeneratorOutput<Buffer<>> *output = nullptr;  // (o, ow, oh, n)
+
+    void configure() {
+        input = add_input<Buffer<>>("input", T, 4);
+        filter = add_input<Buffer<>>("filter", T, 4);
+        output = add_output<Buffer<>>("output", T, 4);
+    }
+
+    void generate() {
+        gradtune::Conv2DPipeline p;
+        Var o = p.o, x = p.x, y = p.y, n = p.n;
+        const Type acc_type = gradtune::window::accumulator_type(T);
+
+        Expr filter_rows = filter_height > 0 ? Expr(filter_height) : filter->dim(3).extent();
+        Expr filter_cols = filter_width > 0 ? Expr(filter_width) : filter->dim(2).extent();
+        Expr sh = stride_height > 0 ? Expr(stride_height) : Expr(call_stride_height);
+        Expr sw = stride_width > 0 ? Expr(stride_width) : Expr(call_stride_width);
+        Expr dh = dilation_height > 0 ? Expr(dilation_height) : Expr(call_dilation_height);
+        Expr dw = dilation_width > 0 ? Expr(dilation_width) : Expr(call_dilation_width);
+
+        // The input reads zero outside its rows and columns (the padding).
+        p.input = BoundaryConditions::constant_exterior(
+            *input, cast(T, 0),
+            {{Expr(), Expr()}, {0, input->dim(1).extent()}, {0, input->dim(2).extent()}, {Expr(), Expr()}});
+
+        // Groups: the runtime guarantees Cg > 0, C_in % Cg == 0 and
+        // C_out % G == 0 before any variant runs.
+        Expr in_depth = input->dim(0).extent();
+        Expr filter_depth = filter->dim(1).extent();
+        Expr out_depth = filter->dim(0).extent();
+        p.single_group = filter_depth == in_depth;
+        Expr outputs_per_group = out_depth / max(in_depth / filter_depth, 1);
+        p.reduction = RDom(0, filter_depth, 0, filter_cols, 0, filter_rows, "reduction");
+        RVar ci = p.reduction.x, fw = p.reduction.y, fh = p.reduction.z;
+        // In the ungrouped case the channel is ci itself (the schedule's
+        // specialisation on single_group folds the select away); the clamp
+        // only tells bounds inference what the runtime checks guarantee.
+        Expr channel = select(p.single_group, ci,
+                              clamp((o / outputs_per_group) * filter_depth + ci, 0, in_depth - 1));
+        Expr value = p.input(channel, x * sw - pad_left + fw * dw, y * sh - pad_top + fh * dh, n);
+        Expr w = (*filter)(o, ci, fw, fh);
+        p.accumulator(o, x, y, n) = cast(acc_type, 0);
+        p.accumulator(o, x, y, n) += widen(value, acc_type) * widen(w, acc_type);
+        (*output)(o, x, y, n) = narrow(p.accumulator(o, x, y, n), T);
+        p.output = *output;
+
+        declare_layout();
+        p.out_channels = output->dim(0).extent();
+        p.width = output->dim(1).extent();
+        p.height = output->dim(2).extent();
+
+        gradtune::Structure structure{
+            halide_type_to_enum_string(T), data_format == DataFormat::NHWC ? "NHWC" : "NCHW",
+            {{"dilation_height", dilation_height}, {"dilation_width", dilation_width},
+             {"filter_height", filter_height}, {"filter_width", filter_width},
+             {"stride_height", stride_height}, {"stride_width", stride_width}}};
+        const gradtune::OpSchema *op = gradtune::find_op("Conv2D");
+        std::string why = op->check_structure(structure);
+        _halide_user_assert(why.empty()) << why;
+        const auto space = op->space(gradtune::device_of(get_target()), structure);
+        gradtune::apply(gradtune::read_knobs(space, knobs.values()), structure, p, get_target());
+    }
+
+private:
+    // The unit-stride dimension is c / o (NHWC) or w (NCHW); a fixed filter
+    // size is also a promise the filter buffer must keep.
+    void declare_layout() {
+        if (data_format == DataFormat::NCHW) {
+            // The filter is HWIO in both formats: o keeps stride 1.
+            input->dim(0).set_stride(Expr());
+            input->dim(1).set_stride(1);
+            output->dim(0).set_stride(Expr());
+            output->dim(1).set_stride(1);
+        }
+        if (filter_height > 0) filter->dim(3).set_bounds(0, filter_height);
+        if (filter_width > 0) filter->dim(2).set_bounds(0, filter_width);
+    }
+};
+
+}  // namespace
+
+HALIDE_REGISTER_GENERATOR(Conv2D, Conv2D)

@@ -1,0 +1,71 @@
+// Conv2D: the forward convolution (spec/tf-ops.md section 5), with TF's
+// inputs, attrs, validation order and error texts. Policy (spec section 15):
+// NHWC and NCHW, dilations and groups on every device (TF's CPU kernel
+// refuses NCHW).
+//
+//   input   T [N, H, W, C_in] (NHWC) or [N, C_in, H, W] (NCHW)
+//   filter  T [FH, FW, C_in / G, C_out]   (HWIO; G groups, G divides C_out)
+//   output  T [N, OH, OW, C_out] (NHWC) or [N, C_out, OH, OW] (NCHW)
+// T is half, bfloat16, float, double or int32.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gradtune/run_options.h"
+#include "gradtune/status.h"
+#include "gradtune/tensor.h"
+
+namespace gradtune {
+
+// Optional attributes, built like TF's C++ ops:
+//   Conv2D::DataFormat("NCHW").Dilations({1, 1, 2, 2})
+struct Conv2DAttrs {
+    Conv2DAttrs UseCudnnOnGpu(bool x) const {
+        auto a = *this;
+        a.use_cudnn_on_gpu_ = x;
+        return a;
+    }
+    Conv2DAttrs ExplicitPaddings(std::vector<int> x) const {
+        auto a = *this;
+        a.explicit_paddings_ = std::move(x);
+        return a;
+    }
+    Conv2DAttrs DataFormat(std::string_view x) const {
+        auto a = *this;
+        a.data_format_ = std::string(x);
+        return a;
+    }
+    Conv2DAttrs Dilations(std::vector<int> x) const {
+        auto a = *this;
+        a.dilations_ = std::move(x);
+        return a;
+    }
+    bool use_cudnn_on_gpu_ = true;  // accepted for TF compatibility; gradtune never calls cuDNN
+    std::vector<int> explicit_paddings_ = {};
+    std::string data_format_ = "NHWC";
+    std::vector<int> dilations_ = {1, 1, 1, 1};
+};
+
+class Conv2D {
+public:
+    using Attrs = Conv2DAttrs;
+    static Attrs UseCudnnOnGpu(bool x) { return Attrs().UseCudnnOnGpu(x); }
+    static Attrs ExplicitPaddings(std::vector<int> x) { return Attrs().ExplicitPaddings(std::move(x)); }
+    static Attrs DataFormat(std::string_view x) { return Attrs().DataFormat(x); }
+    static Attrs Dilations(std::vector<int> x) { return Attrs().Dilations(std::move(x)); }
+
+    // Writes the convolution into `output`, which must have dtype T and the
+    // output shape above. On any error `output` is left untouched.
+    static Status Compute(const ConstTensorRef &input, const ConstTensorRef &filter, const std::vector<int> &strides,
+                          std::string_view padding, const TensorRef &output, const Attrs &attrs = Attrs(),
+                          const RunOptions &options = RunOptions());
+
+    // Allocates the output.
+    static Status Compute(const ConstTensorRef &input, const ConstTensorRef &filter, const std::vector<int> &strides,
+                          std::string_view padding, Tensor *output, const Attrs &attrs = Attrs(),
+                          const RunOptions &options = RunOptions());
+};
+
+}  // namespace gradtune

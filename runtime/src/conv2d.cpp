@@ -1,0 +1,276 @@
+// Conv2D: TF validation (spec/tf-ops.md section 5: conv_ops.cc
+// InitConv2DParameters, ComputeConv2DDimension, Conv2DOp::Compute and the CPU
+// launcher, in TF's order, with TF's texts), geometry, dispatch and the
+// kernel call.
+#include "gradtune/conv2d.h"
+
+#include <chrono>
+#include <cstring>
+
+#include "dispatch.h"
+#include "halide_call.h"
+#include "op_entry.h"
+#include "tf_checks.h"
+
+namespace gradtune {
+
+namespace {
+
+using internal::HalideBuffer;
+using tf::DataFormat;
+using tf::Padding;
+
+constexpr const char *kOp = "Conv2D";
+
+// The Halide signature of every variant (generators/conv2d_generator.cpp).
+using KernelSignature = int (*)(const void *user_context, int32_t call_stride_height, int32_t call_stride_width,
+                                int32_t call_dilation_height, int32_t call_dilation_width, int32_t pad_top,
+                                int32_t pad_left, halide_buffer_t *input, halide_buffer_t *filter,
+                                halide_buffer_t *output);
+
+struct Prepared {
+    CallInfo info;
+    std::vector<int64_t> output_shape;  // data_format order
+    DataFormat format = DataFormat::kNHWC;
+    int64_t stride_rows = 1, stride_cols = 1, dilation_rows = 1, dilation_cols = 1, pad_top = 0, pad_left = 0;
+    bool empty_input = false;
+    // The CPU launcher's checks, which TF reaches only for a non-empty output
+    // and input (zero-element filter, groups that do not divide C_out).
+    Status launch_status;
+};
+
+Status Prepare(const ConstTensorRef &input, const ConstTensorRef &filter, const std::vector<int> &strides,
+               std::string_view padding_text, const Conv2D::Attrs &attrs, Prepared *p) {
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("input", input));
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("filter", filter));
+
+    // Op definition: T (from the input), the filter's type, attr values.
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckAllowedType(
+        input.dtype, {DataType::kHalf, DataType::kBFloat16, DataType::kFloat, DataType::kDouble, DataType::kInt32}));
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckInputType(kOp, 1, input.dtype, filter.dtype));
+    Padding padding;
+    GRADTUNE_RETURN_IF_ERROR(tf::ParsePadding(padding_text, &padding));
+    GRADTUNE_RETURN_IF_ERROR(tf::ParseDataFormat(attrs.data_format_, &p->format));
+    const DataFormat format = p->format;
+    const int n_dim = tf::DimIndex(format, 'N'), h_dim = tf::DimIndex(format, 'H');
+    const int w_dim = tf::DimIndex(format, 'W'), c_dim = tf::DimIndex(format, 'C');
+
+    // Kernel constructor: InitConv2DParameters (dilations are checked for
+    // length before strides, as TF does).
+    const std::vector<int> &dilations = attrs.dilations_;
+    if (dilations.size() != 4) return InvalidArgument("Sliding window dilations field must specify 4 dimensions");
+    if (strides.size() != 4) return InvalidArgument("Sliding window strides field must specify 4 dimensions");
+    if (strides[n_dim] != 1 || strides[c_dim] != 1)
+        return Unimplemented("Current implementation does not yet support strides in the batch and depth dimensions.");
+    if (strides[h_dim] <= 0 || strides[w_dim] <= 0)
+        return InvalidArgument("Row and column strides should be larger than 0.");
+    if (dilations[n_dim] != 1 || dilations[c_dim] != 1)
+        return Unimplemented(
+            "Current implementation does not yet support dilations in the batch and depth dimensions.");
+    if (dilations[h_dim] <= 0 || dilations[w_dim] <= 0)
+        return InvalidArgument("Dilated rates should be larger than 0.");
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckValidPadding(padding, attrs.explicit_paddings_, format));
+
+    // Compute: ComputeConv2DDimension.
+    if (input.dims() != 4)
+        return InvalidArgument("convolution input must be 4-dimensional: " + ShapeString(input.shape));
+    if (filter.dims() != 4)
+        return InvalidArgument("convolution filter must be 4-dimensional: " + ShapeString(filter.shape));
+    for (int i = 0; i < 3; i++)
+        if (!tf::FitsInt32(filter.shape[i])) return InvalidArgument("filter too large");
+    const int64_t in_depth = input.shape[c_dim];
+    const int64_t patch_depth = filter.shape[2];
+    if (!tf::FitsInt32(in_depth)) return InvalidArgument("Input depth too large");
+    if (!tf::FitsInt32(patch_depth)) return InvalidArgument("Patch depth too large");
+    if (patch_depth <= 0)
+        return InvalidArgument("filter depth must be stricly positive, got " +  // sic: TF's typo
+                               std::to_string(patch_depth));
+    if (in_depth % patch_depth != 0)
+        return InvalidArgument("input depth must be evenly divisible by filter depth: " + std::to_string(in_depth) +
+                               " vs " + std::to_string(patch_depth));
+    const int64_t out_depth = filter.shape[3];
+    if (!tf::FitsInt32(input.shape[h_dim])) return InvalidArgument("Input rows too large");
+    if (!tf::FitsInt32(input.shape[w_dim])) return InvalidArgument("Input cols too large");
+    const int64_t batch = input.shape[n_dim];
+    if (!tf::FitsInt32(batch)) return InvalidArgument("batch is too large");
+
+    int64_t out_rows = 0, pad_top = 0, pad_bottom = 0, out_cols = 0, pad_left = 0, pad_right = 0;
+    if (padding == Padding::kExplicit) {
+        pad_top = attrs.explicit_paddings_[2 * h_dim];
+        pad_bottom = attrs.explicit_paddings_[2 * h_dim + 1];
+        pad_left = attrs.explicit_paddings_[2 * w_dim];
+        pad_right = attrs.explicit_paddings_[2 * w_dim + 1];
+    }
+    GRADTUNE_RETURN_IF_ERROR(tf::GetWindowedOutputSizeVerbose(input.shape[h_dim], filter.shape[0], dilations[h_dim],
+                                                              strides[h_dim], padding, &out_rows, &pad_top,
+                                                              &pad_bottom));
+    GRADTUNE_RETURN_IF_ERROR(tf::GetWindowedOutputSizeVerbose(input.shape[w_dim], filter.shape[1], dilations[w_dim],
+                                                              strides[w_dim], padding, &out_cols, &pad_left,
+                                                              &pad_right));
+
+    // The CPU launcher (LaunchConv2DOp<CPUDevice>). Its NHWC-only refusal is
+    // gone (spec 15.1); the other checks stand. num_groups <= 0 cannot
+    // happen there (the input is not empty), so only these two remain.
+    const int64_t groups = in_depth / patch_depth;
+    if (filter.num_elements() <= 0) {
+        p->launch_status = InvalidArgument("filter must not have zero elements (i.e. all dimensions must be non-zero)");
+    } else if (groups > 0 && (out_depth % groups != 0 || out_depth < groups)) {
+        p->launch_status = InvalidArgument("output depth must be evenly divisible by number of groups: " +
+                                           std::to_string(out_depth) + " vs " + std::to_string(groups));
+    }
+
+    p->output_shape = format == DataFormat::kNHWC ? std::vector<int64_t>{batch, out_rows, out_cols, out_depth}
+                                                  : std::vector<int64_t>{batch, out_depth, out_rows, out_cols};
+    p->stride_rows = strides[h_dim];
+    p->stride_cols = strides[w_dim];
+    p->dilation_rows = dilations[h_dim];
+    p->dilation_cols = dilations[w_dim];
+    p->pad_top = pad_top;
+    p->pad_left = pad_left;
+    p->empty_input = input.num_elements() == 0;
+    p->info.op = kOp;
+    p->info.dtype = DataTypeName(input.dtype);
+    p->info.data_format = tf::DataFormatName(format);
+    p->info.structure = {{"dilation_height", dilations[h_dim]},
+                         {"dilation_width", dilations[w_dim]},
+                         {"filter_height", static_cast<int>(filter.shape[0])},
+                         {"filter_width", static_cast<int>(filter.shape[1])},
+                         {"stride_height", strides[h_dim]},
+                         {"stride_width", strides[w_dim]}};
+    p->info.padding = tf::PaddingName(padding);
+    p->info.shape = {{"N", batch},   {"H", input.shape[h_dim]}, {"W", input.shape[w_dim]},
+                     {"C", in_depth}, {"O", out_depth},          {"G", groups}};
+    return Status::OK();
+}
+
+Status Execute(const Prepared &p, const ConstTensorRef &input, const ConstTensorRef &filter, const TensorRef &output,
+               const RunOptions &options) {
+    // Conv2DOp::Compute: nothing to compute; then an empty input, where the
+    // output can only come from padding, is zero.
+    if (output.num_elements() == 0) return Status::OK();
+    if (p.empty_input) {
+        std::memset(output.data, 0, static_cast<size_t>(output.num_elements()) * DataTypeSize(output.dtype));
+        return Status::OK();
+    }
+    GRADTUNE_RETURN_IF_ERROR(p.launch_status);
+    for (int64_t n : {output.num_elements(), input.num_elements(), filter.num_elements()}) {
+        if (n > INT32_MAX)
+            return Unimplemented("gradtune: tensors of 2**31 or more elements are not supported");
+    }
+    internal::Selection selection;
+    GRADTUNE_RETURN_IF_ERROR(internal::select_kernel(p.info, options, &selection));
+    if (options.device == Device::cuda) {
+        std::string why;
+        if (!internal::cuda_available(&why)) return Unavailable("device=cuda: " + why);
+    }
+    internal::install_halide_handlers();
+
+    // Halide dimension orders (innermost first): activations (c, w, h, n);
+    // the HWIO filter [FH, FW, Cg, C_out] as (o, ci, fw, fh).
+    const std::array<int, 4> activations = p.format == DataFormat::kNHWC ? std::array<int, 4>{3, 2, 1, 0}
+                                                                         : std::array<int, 4>{1, 3, 2, 0};
+    HalideBuffer input_buffer(input.dtype, input.shape, input.data, activations);
+    HalideBuffer filter_buffer(filter.dtype, filter.shape, filter.data, {3, 2, 1, 0});
+    HalideBuffer output_buffer(output.dtype, output.shape, output.data, activations);
+
+    internal::CallContext context;
+    const auto start = std::chrono::steady_clock::now();
+    auto kernel = reinterpret_cast<KernelSignature>(selection.function);
+    int result = kernel(&context, static_cast<int32_t>(p.stride_rows), static_cast<int32_t>(p.stride_cols),
+                        static_cast<int32_t>(p.dilation_rows), static_cast<int32_t>(p.dilation_cols),
+                        static_cast<int32_t>(p.pad_top), static_cast<int32_t>(p.pad_left), input_buffer.get(),
+                        filter_buffer.get(), output_buffer.get());
+    Status status = internal::kernel_status(result, context, selection.name);
+    if (status.ok() && options.device == Device::cuda) {
+        status = internal::finish_cuda_call(&context, output_buffer.get(), {input_buffer.get(), filter_buffer.get()});
+    }
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (internal::verbose_enabled()) internal::report_call(p.info, options.device, selection, ms);
+    return status;
+}
+
+}  // namespace
+
+Status Conv2D::Compute(const ConstTensorRef &input, const ConstTensorRef &filter, const std::vector<int> &strides,
+                       std::string_view padding, const TensorRef &output, const Attrs &attrs,
+                       const RunOptions &options) {
+    Prepared p;
+    GRADTUNE_RETURN_IF_ERROR(Prepare(input, filter, strides, padding, attrs, &p));
+    if (output.dtype != input.dtype)
+        return InvalidArgument(std::string("output has dtype ") + DataTypeString(output.dtype) + ", expected " +
+                               DataTypeString(input.dtype));
+    if (output.shape != p.output_shape)
+        return InvalidArgument("output has shape " + ShapeString(output.shape) + ", expected " +
+                               ShapeString(p.output_shape));
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("output", output));
+    return Execute(p, input, filter, output, options);
+}
+
+Status Conv2D::Compute(const ConstTensorRef &input, const ConstTensorRef &filter, const std::vector<int> &strides,
+                       std::string_view padding, Tensor *output, const Attrs &attrs, const RunOptions &options) {
+    Prepared p;
+    GRADTUNE_RETURN_IF_ERROR(Prepare(input, filter, strides, padding, attrs, &p));
+    Tensor result(input.dtype, p.output_shape);
+    GRADTUNE_RETURN_IF_ERROR(Execute(p, input, filter, result.ref(), options));
+    *output = std::move(result);
+    return Status::OK();
+}
+
+namespace internal {
+
+OpEntry conv2d_entry() {
+    OpEntry entry;
+    entry.spec.name = kOp;
+    // Not {"input", "filter"} in one aggregate initializer: two string
+    // literals also match vector's iterator-pair constructor there.
+    entry.spec.inputs = std::vector<std::string>{"input", "filter"};
+    entry.spec.outputs = {"output"};
+    entry.spec.attrs = {{"strides", AttrKind::kIntList, true, std::vector<int64_t>{}},
+                   {"use_cudnn_on_gpu", AttrKind::kBool, false, true},
+                   {"padding", AttrKind::kString, true, std::string()},
+                   {"explicit_paddings", AttrKind::kIntList, false, std::vector<int64_t>{}},
+                   {"data_format", AttrKind::kString, false, std::string("NHWC")},
+                   {"dilations", AttrKind::kIntList, false, std::vector<int64_t>{1, 1, 1, 1}}};
+    // Reads the call's inputs and attrs into the typed API's arguments.
+    auto unpack = [spec = entry.spec](const OpCall &call, ConstTensorRef *input, ConstTensorRef *filter,
+                                      std::vector<int> *strides, std::string *padding,
+                                      Conv2D::Attrs *attrs) -> Status {
+        GRADTUNE_RETURN_IF_ERROR(GetInput(call, "input", input));
+        GRADTUNE_RETURN_IF_ERROR(GetInput(call, "filter", filter));
+        GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "strides", strides));
+        GRADTUNE_RETURN_IF_ERROR(GetBool(call, spec, "use_cudnn_on_gpu", &attrs->use_cudnn_on_gpu_));
+        GRADTUNE_RETURN_IF_ERROR(GetString(call, spec, "padding", padding));
+        GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "explicit_paddings", &attrs->explicit_paddings_));
+        GRADTUNE_RETURN_IF_ERROR(GetString(call, spec, "data_format", &attrs->data_format_));
+        GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "dilations", &attrs->dilations_));
+        return Status::OK();
+    };
+    entry.run = [unpack](const OpCall &call, std::vector<Tensor> *outputs, const RunOptions &options) -> Status {
+        ConstTensorRef input, filter;
+        std::vector<int> strides;
+        std::string padding;
+        Conv2D::Attrs attrs;
+        GRADTUNE_RETURN_IF_ERROR(unpack(call, &input, &filter, &strides, &padding, &attrs));
+        Tensor output;
+        GRADTUNE_RETURN_IF_ERROR(Conv2D::Compute(input, filter, strides, padding, &output, attrs, options));
+        outputs->clear();
+        outputs->push_back(std::move(output));
+        return Status::OK();
+    };
+    entry.describe = [unpack](const OpCall &call, CallInfo *info) -> Status {
+        ConstTensorRef input, filter;
+        std::vector<int> strides;
+        std::string padding;
+        Conv2D::Attrs attrs;
+        GRADTUNE_RETURN_IF_ERROR(unpack(call, &input, &filter, &strides, &padding, &attrs));
+        Prepared p;
+        GRADTUNE_RETURN_IF_ERROR(Prepare(input, filter, strides, padding, attrs, &p));
+        *info = p.info;
+        return Status::OK();
+    };
+    return entry;
+}
+
+}  // namespace internal
+
+}  // namespace gradtune

@@ -1,0 +1,273 @@
+// DepthwiseConv2dNative: TF validation (spec/tf-ops.md section 2, in TF's
+// order, with TF's texts), geometry, dispatch and the kernel call.
+#include "gradtune/depthwise_conv2d_native.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "dispatch.h"
+#include "halide_call.h"
+#include "op_entry.h"
+#include "tf_checks.h"
+
+namespace gradtune {
+
+namespace {
+
+using internal::HalideBuffer;
+using tf::DataFormat;
+using tf::Padding;
+
+constexpr const char *kOp = "DepthwiseConv2dNative";
+
+// The Halide signature of every variant (generators/depthwise_conv2d_native_generator.cpp).
+using KernelSignature = int (*)(const void *user_context, int32_t call_stride, int32_t call_dilation_height,
+                                int32_t call_dilation_width, int32_t pad_top, int32_t pad_left,
+                                halide_buffer_t *input, halide_buffer_t *filter, halide_buffer_t *output);
+
+struct Prepared {
+    CallInfo info;
+    std::vector<int64_t> output_shape;  // data_format order
+    DataFormat format = DataFormat::kNHWC;
+    int64_t stride = 1, dilation_rows = 1, dilation_cols = 1, pad_top = 0, pad_left = 0;
+    bool zeros = false;  // nothing reaches the output: the input or the filter is empty
+};
+
+// TF prints the rejected dilations through an Eigen row vector: elements
+// right-aligned to the widest one and separated by a space, e.g. "[1 2 2 1]"
+// or "[ 1  0 77  1]".
+std::string EigenRowString(const std::vector<int> &values) {
+    size_t width = 0;
+    for (int v : values) width = std::max(width, std::to_string(v).size());
+    std::string out = "[";
+    for (size_t i = 0; i < values.size(); i++) {
+        const std::string text = std::to_string(values[i]);
+        if (i) out += " ";
+        out += std::string(width - text.size(), ' ') + text;
+    }
+    return out + "]";
+}
+
+Status Prepare(const ConstTensorRef &input, const ConstTensorRef &filter, const std::vector<int> &strides,
+               std::string_view padding_text, const DepthwiseConv2dNative::Attrs &attrs, Prepared *p) {
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("input", input));
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("filter", filter));
+
+    // Op definition: T (from the input), the filter's type, attr values.
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckAllowedType(
+        input.dtype, {DataType::kHalf, DataType::kBFloat16, DataType::kFloat, DataType::kDouble}));
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckInputType(kOp, 1, input.dtype, filter.dtype));
+    Padding padding;
+    GRADTUNE_RETURN_IF_ERROR(tf::ParsePadding(padding_text, &padding));
+    GRADTUNE_RETURN_IF_ERROR(tf::ParseDataFormat(attrs.data_format_, &p->format));
+    const DataFormat format = p->format;
+    const int n_dim = tf::DimIndex(format, 'N'), h_dim = tf::DimIndex(format, 'H');
+    const int w_dim = tf::DimIndex(format, 'W'), c_dim = tf::DimIndex(format, 'C');
+
+    // Kernel constructor.
+    if (strides.size() != 4) return InvalidArgument("Sliding window strides field must specify 4 dimensions");
+    if (strides[h_dim] != strides[w_dim])
+        return InvalidArgument(
+            "Current implementation only supports equal length strides in the row and column dimensions.");
+    if (strides[n_dim] != 1 || strides[c_dim] != 1)
+        return InvalidArgument("Current implementation does not yet support strides in the batch and depth dimensions.");
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckValidPadding(padding, attrs.explicit_paddings_, format));
+    // TF refuses every dilation != 1 here (Unimplemented). gradtune computes
+    // real dilations (spec 15.1), so only lists that are not valid dilations
+    // keep TF's refusal: all ones (of any length, as TF accepts them) mean no
+    // dilation; otherwise 4 values with N = C = 1 and H, W >= 1.
+    const std::vector<int> &dilations = attrs.dilations_;
+    int64_t dilation_rows = 1, dilation_cols = 1;
+    const bool unit_dilations = std::all_of(dilations.begin(), dilations.end(), [](int d) { return d == 1; });
+    if (!unit_dilations) {
+        const bool valid = dilations.size() == 4 && dilations[n_dim] == 1 && dilations[c_dim] == 1 &&
+                           dilations[h_dim] >= 1 && dilations[w_dim] >= 1;
+        if (!valid)
+            return Unimplemented("Current kernel implementation does not support dilations, received " +
+                                 EigenRowString(dilations));
+        dilation_rows = dilations[h_dim];
+        dilation_cols = dilations[w_dim];
+    }
+
+    // Compute.
+    if (input.dims() != 4)
+        return InvalidArgument("input must be 4-dimensional" + ShapeString(input.shape));  // sic: no separator
+    if (filter.dims() != 4) return InvalidArgument("filter must be 4-dimensional: " + ShapeString(filter.shape));
+    const int64_t in_depth = input.shape[c_dim];
+    if (in_depth != filter.shape[2])
+        return InvalidArgument("input and filter must have the same depth: " + std::to_string(in_depth) + " vs " +
+                               std::to_string(filter.shape[2]));
+    const int64_t multiplier = filter.shape[3];
+    const int64_t out_depth = in_depth * multiplier;
+    if (!tf::FitsInt32(input.shape[h_dim])) return InvalidArgument("Input rows too large");
+    if (!tf::FitsInt32(input.shape[w_dim])) return InvalidArgument("Input cols too large");
+
+    const int64_t stride = strides[h_dim];
+    int64_t out_rows = 0, pad_top = 0, pad_bottom = 0, out_cols = 0, pad_left = 0, pad_right = 0;
+    if (padding == Padding::kExplicit) {
+        pad_top = attrs.explicit_paddings_[2 * h_dim];
+        pad_bottom = attrs.explicit_paddings_[2 * h_dim + 1];
+        pad_left = attrs.explicit_paddings_[2 * w_dim];
+        pad_right = attrs.explicit_paddings_[2 * w_dim + 1];
+    }
+    // TF passes dilation 1 (it refused any other); gradtune the real one.
+    GRADTUNE_RETURN_IF_ERROR(tf::GetWindowedOutputSizeVerbose(input.shape[h_dim], filter.shape[0], dilation_rows,
+                                                              stride, padding, &out_rows, &pad_top, &pad_bottom));
+    GRADTUNE_RETURN_IF_ERROR(tf::GetWindowedOutputSizeVerbose(input.shape[w_dim], filter.shape[1], dilation_cols,
+                                                              stride, padding, &out_cols, &pad_left, &pad_right));
+
+    const int64_t batch = input.shape[n_dim];
+    p->output_shape = format == DataFormat::kNHWC ? std::vector<int64_t>{batch, out_rows, out_cols, out_depth}
+                                                  : std::vector<int64_t>{batch, out_depth, out_rows, out_cols};
+    p->stride = stride;
+    p->dilation_rows = dilation_rows;
+    p->dilation_cols = dilation_cols;
+    p->pad_top = pad_top;
+    p->pad_left = pad_left;
+    p->zeros = input.num_elements() == 0 || filter.num_elements() == 0;
+    p->info.op = kOp;
+    p->info.dtype = DataTypeName(input.dtype);
+    p->info.data_format = tf::DataFormatName(format);
+    p->info.structure = {{"depth_multiplier", static_cast<int>(multiplier)},
+                         {"dilation_height", static_cast<int>(dilation_rows)},
+                         {"dilation_width", static_cast<int>(dilation_cols)},
+                         {"filter_height", static_cast<int>(filter.shape[0])},
+                         {"filter_width", static_cast<int>(filter.shape[1])},
+                         {"stride", static_cast<int>(stride)}};
+    p->info.padding = tf::PaddingName(padding);
+    p->info.shape = {{"N", batch}, {"H", input.shape[h_dim]}, {"W", input.shape[w_dim]}, {"C", in_depth}};
+    return Status::OK();
+}
+
+Status Execute(const Prepared &p, const ConstTensorRef &input, const ConstTensorRef &filter, const TensorRef &output,
+               const RunOptions &options) {
+    // TF's GPU kernel indexes with int32 (checked before the empty return).
+    if (options.device == Device::cuda && !tf::FitsInt32(output.num_elements()))
+        return InvalidArgument("Output elements too large for GPU kernel");
+    if (output.num_elements() == 0) return Status::OK();
+    if (p.zeros) {
+        // An empty input (only possible with explicit padding) or a filter
+        // with no taps: every output element is a sum of nothing.
+        std::memset(output.data, 0, static_cast<size_t>(output.num_elements()) * DataTypeSize(output.dtype));
+        return Status::OK();
+    }
+    for (int64_t n : {output.num_elements(), input.num_elements(), filter.num_elements()}) {
+        if (n > INT32_MAX)
+            return Unimplemented("gradtune: tensors of 2**31 or more elements are not supported");
+    }
+    internal::Selection selection;
+    GRADTUNE_RETURN_IF_ERROR(internal::select_kernel(p.info, options, &selection));
+    if (options.device == Device::cuda) {
+        std::string why;
+        if (!internal::cuda_available(&why)) return Unavailable("device=cuda: " + why);
+    }
+    internal::install_halide_handlers();
+
+    // Halide dimension orders (innermost first): activations (c, w, h, n);
+    // the filter [FH, FW, C, M] as (m, c, fw, fh).
+    const std::array<int, 4> activations = p.format == DataFormat::kNHWC ? std::array<int, 4>{3, 2, 1, 0}
+                                                                         : std::array<int, 4>{1, 3, 2, 0};
+    HalideBuffer input_buffer(input.dtype, input.shape, input.data, activations);
+    HalideBuffer filter_buffer(filter.dtype, filter.shape, filter.data, {3, 2, 1, 0});
+    HalideBuffer output_buffer(output.dtype, output.shape, output.data, activations);
+
+    internal::CallContext context;
+    const auto start = std::chrono::steady_clock::now();
+    auto kernel = reinterpret_cast<KernelSignature>(selection.function);
+    int result = kernel(&context, static_cast<int32_t>(p.stride), static_cast<int32_t>(p.dilation_rows),
+                        static_cast<int32_t>(p.dilation_cols), static_cast<int32_t>(p.pad_top),
+                        static_cast<int32_t>(p.pad_left), input_buffer.get(), filter_buffer.get(), output_buffer.get());
+    Status status = internal::kernel_status(result, context, selection.name);
+    if (status.ok() && options.device == Device::cuda) {
+        status = internal::finish_cuda_call(&context, output_buffer.get(), {input_buffer.get(), filter_buffer.get()});
+    }
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (internal::verbose_enabled()) internal::report_call(p.info, options.device, selection, ms);
+    return status;
+}
+
+}  // namespace
+
+Status DepthwiseConv2dNative::Compute(const ConstTensorRef &input, const ConstTensorRef &filter,
+                                      const std::vector<int> &strides, std::string_view padding,
+                                      const TensorRef &output, const Attrs &attrs, const RunOptions &options) {
+    Prepared p;
+    GRADTUNE_RETURN_IF_ERROR(Prepare(input, filter, strides, padding, attrs, &p));
+    if (output.dtype != input.dtype)
+        return InvalidArgument(std::string("output has dtype ") + DataTypeString(output.dtype) + ", expected " +
+                               DataTypeString(input.dtype));
+    if (output.shape != p.output_shape)
+        return InvalidArgument("output has shape " + ShapeString(output.shape) + ", expected " +
+                               ShapeString(p.output_shape));
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("output", output));
+    return Execute(p, input, filter, output, options);
+}
+
+Status DepthwiseConv2dNative::Compute(const ConstTensorRef &input, const ConstTensorRef &filter,
+                                      const std::vector<int> &strides, std::string_view padding, Tensor *output,
+                                      const Attrs &attrs, const RunOptions &options) {
+    Prepared p;
+    GRADTUNE_RETURN_IF_ERROR(Prepare(input, filter, strides, padding, attrs, &p));
+    Tensor result(input.dtype, p.output_shape);
+    GRADTUNE_RETURN_IF_ERROR(Execute(p, input, filter, result.ref(), options));
+    *output = std::move(result);
+    return Status::OK();
+}
+
+namespace internal {
+
+OpEntry depthwise_conv2d_native_entry() {
+    OpEntry entry;
+    entry.spec.name = kOp;
+    // Not {"input", "filter"} in one aggregate initializer: two string
+    // literals also match vector's iterator-pair constructor there.
+    entry.spec.inputs = std::vector<std::string>{"input", "filter"};
+    entry.spec.outputs = {"output"};
+    entry.spec.attrs = {{"strides", AttrKind::kIntList, true, std::vector<int64_t>{}},
+                   {"padding", AttrKind::kString, true, std::string()},
+                   {"explicit_paddings", AttrKind::kIntList, false, std::vector<int64_t>{}},
+                   {"data_format", AttrKind::kString, false, std::string("NHWC")},
+                   {"dilations", AttrKind::kIntList, false, std::vector<int64_t>{1, 1, 1, 1}}};
+    // Reads the call's inputs and attrs into the typed API's arguments.
+    auto unpack = [spec = entry.spec](const OpCall &call, ConstTensorRef *input, ConstTensorRef *filter,
+                                      std::vector<int> *strides, std::string *padding,
+                                      DepthwiseConv2dNative::Attrs *attrs) -> Status {
+        GRADTUNE_RETURN_IF_ERROR(GetInput(call, "input", input));
+        GRADTUNE_RETURN_IF_ERROR(GetInput(call, "filter", filter));
+        GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "strides", strides));
+        GRADTUNE_RETURN_IF_ERROR(GetString(call, spec, "padding", padding));
+        GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "explicit_paddings", &attrs->explicit_paddings_));
+        GRADTUNE_RETURN_IF_ERROR(GetString(call, spec, "data_format", &attrs->data_format_));
+        GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "dilations", &attrs->dilations_));
+        return Status::OK();
+    };
+    entry.run = [unpack](const OpCall &call, std::vector<Tensor> *outputs, const RunOptions &options) -> Status {
+        ConstTensorRef input, filter;
+        std::vector<int> strides;
+        std::string padding;
+        DepthwiseConv2dNative::Attrs attrs;
+        GRADTUNE_RETURN_IF_ERROR(unpack(call, &input, &filter, &strides, &padding, &attrs));
+        Tensor output;
+        GRADTUNE_RETURN_IF_ERROR(DepthwiseConv2dNative::Compute(input, filter, strides, padding, &output, attrs, options));
+        outputs->clear();
+        outputs->push_back(std::move(output));
+        return Status::OK();
+    };
+    entry.describe = [unpack](const OpCall &call, CallInfo *info) -> Status {
+        ConstTensorRef input, filter;
+        std::vector<int> strides;
+        std::string padding;
+        DepthwiseConv2dNative::Attrs attrs;
+        GRADTUNE_RETURN_IF_ERROR(unpack(call, &input, &filter, &strides, &padding, &attrs));
+        Prepared p;
+        GRADTUNE_RETURN_IF_ERROR(Prepare(input, filter, strides, padding, attrs, &p));
+        *info = p.info;
+        return Status::OK();
+    };
+    return entry;
+}
+
+}  // namespace internal
+
+}  // namespace gradtune

@@ -1,0 +1,127 @@
+// apply() for Conv2D. Knob meanings and legal values: conv2d_space.cpp.
+#include "conv2d.h"
+
+#include "halide_knobs.h"
+
+namespace gradtune {
+
+namespace {
+
+using namespace Halide;
+
+// Names shared by the specialised and small-extent branches, so that
+// producers can be computed at the same loop in all of them.
+struct CpuLoops {
+    Var inner_tile{"inner_tile"}, inner_lane{"inner_lane"};
+    Var other_tile{"other_tile"}, other_pos{"other_pos"};
+    Var row_tile{"row_tile"}, row_pos{"row_pos"};
+    Var task{"task"}, task_n{"task_n"};
+};
+
+// Tiles `stage` into register tiles of inner x other x rows and parallel tasks
+// of rows_per_task tile rows. `tail` handles extents that the tile does not
+// divide: ShiftInwards for the full-tile branches (extents >= tile, so a
+// shifted tile stays inside the output), GuardWithIf for small extents.
+void tile_cpu(Stage stage, const CpuLoops &l, Var inner, Var other, Var y, Var n, int inner_size,
+              int other_size, int rows, int rows_per_task, bool channel_outer, int vector_width,
+              TailStrategy tail) {
+    stage.split(inner, l.inner_tile, l.inner_lane, inner_size, tail)
+        .split(other, l.other_tile, l.other_pos, other_size, tail)
+        .split(y, l.row_tile, l.row_pos, rows, tail)
+        .split(l.row_tile, l.task, l.row_tile, rows_per_task, TailStrategy::GuardWithIf);
+    if (channel_outer) {
+        stage.reorder(l.inner_lane, l.other_pos, l.row_pos, l.other_tile, l.row_tile, l.inner_tile, l.task, n);
+    } else {
+        stage.reorder(l.inner_lane, l.other_pos, l.row_pos, l.inner_tile, l.other_tile, l.row_tile, l.task, n);
+    }
+    stage.fuse(l.task, n, l.task_n).parallel(l.task_n);
+    stage.vectorize(l.inner_lane, vector_width, TailStrategy::GuardWithIf);
+}
+
+void apply_cpu(const Knobs &k, const Structure &s, Conv2DPipeline &p) {
+    const bool nhwc = s.data_format == "NHWC";
+    // The unit-stride dimension is vectorised (output channels in NHWC,
+    // columns in NCHW); the other one is tiled.
+    Var inner = nhwc ? p.o : p.x, other = nhwc ? p.x : p.o;
+    Expr inner_extent = nhwc ? p.out_channels : p.width;
+    Expr other_extent = nhwc ? p.width : p.out_channels;
+    const int vector = k.at("vector_width");
+    const int inner_size = vector * k.at("vectors_per_tile");
+    const int other_size = k.at("tile_other"), rows = k.at("tile_y");
+    const bool channel_outer = k.at("channel_outer");
+    CpuLoops l;
+
+    // Full register tiles when the extents allow; one vector per pixel else.
+    // The ungrouped case gets its own branch: there every lane of an
+    // output-channel vector reads the same input channel (a broadcast), while
+    // with groups the lanes may straddle two groups (a gather).
+    Expr full_tiles = inner_extent >= inner_size && other_extent >= other_size && p.height >= rows;
+    if (!is_const(p.single_group)) {
+        Stage ungrouped = p.output.specialize(full_tiles && p.single_group);
+        tile_cpu(ungrouped, l, inner, other, p.y, p.n, inner_size, other_size, rows, k.at("rows_per_task"),
+                 channel_outer, vector, TailStrategy::ShiftInwards);
+    }
+    Stage full = p.output.specialize(full_tiles);
+    tile_cpu(full, l, inner, other, p.y, p.n, inner_size, other_size, rows, k.at("rows_per_task"), channel_outer,
+             vector, TailStrategy::ShiftInwards);
+    tile_cpu(p.output, l, inner, other, p.y, p.n, vector, 1, 1, k.at("rows_per_task") * rows, channel_outer,
+             vector, TailStrategy::GuardWithIf);
+
+    // The accumulator tile lives in registers for the whole reduction.
+    const Var tile_loop = channel_outer ? l.other_tile : l.inner_tile;
+    p.accumulator.compute_at(p.output, tile_loop)
+        .vectorize(inner, vector, TailStrategy::GuardWithIf)
+        .unroll(inner)
+        .unroll(other)
+        .unroll(p.y);
+    RVar channel = p.reduction.x, col_tap = p.reduction.y, row_tap = p.reduction.z;
+    Stage update = p.accumulator.update();
+    if (k.at("taps_inner")) {
+        update.reorder(inner, other, p.y, col_tap, row_tap, channel);
+    } else {
+        update.reorder(inner, other, p.y, channel, col_tap, row_tap);
+    }
+    update.vectorize(inner, vector, TailStrategy::GuardWithIf).unroll(inner).unroll(other).unroll(p.y);
+    if (k.at("unroll_taps")) update.unroll(col_tap).unroll(row_tap);
+
+    if (k.at("stage_input")) {
+        // A zero-padded copy of the task's input rows: no boundary selects in
+        // the reduction, at the price of one more pass over the input.
+        Var c0 = p.input.args()[0], c1 = p.input.args()[1];
+        p.input.compute_at(p.output, l.task_n).vectorize(nhwc ? c0 : c1, vector, TailStrategy::GuardWithIf);
+    }
+}
+
+void apply_cuda(const Knobs &k, const Structure &s, Conv2DPipeline &p) {
+    const bool nhwc = s.data_format == "NHWC";
+    Var inner = nhwc ? p.o : p.x, other = nhwc ? p.x : p.o;
+    Var inner_block{"inner_block"}, inner_thread{"inner_thread"};
+    Var other_block{"other_block"}, other_thread{"other_thread"}, other_pos{"other_pos"};
+    Var row_block{"row_block"}, row_thread{"row_thread"}, row_block_n{"row_block_n"};
+    const int per_thread = k.at("other_per_thread");
+    p.output.split(inner, inner_block, inner_thread, k.at("threads_inner"), TailStrategy::GuardWithIf)
+        .split(other, other_block, other_thread, k.at("threads_other") * per_thread, TailStrategy::GuardWithIf)
+        .split(other_thread, other_thread, other_pos, per_thread, TailStrategy::GuardWithIf)
+        .split(p.y, row_block, row_thread, k.at("threads_y"), TailStrategy::GuardWithIf)
+        .reorder(other_pos, inner_thread, other_thread, row_thread, inner_block, other_block, row_block, p.n)
+        .fuse(row_block, p.n, row_block_n)
+        .gpu_blocks(inner_block, other_block, row_block_n)
+        .gpu_threads(inner_thread, other_thread, row_thread)
+        .unroll(other_pos);
+    // One thread accumulates its other_per_thread positions in registers:
+    // each loaded value of the unit-stride operand is reused that often.
+    p.accumulator.compute_at(p.output, inner_thread).unroll(other);
+    p.accumulator.update().reorder(other, p.reduction.x, p.reduction.y, p.reduction.z).unroll(other);
+}
+
+}  // namespace
+
+void apply(const Knobs &knobs, const Structure &structure, Conv2DPipeline &pipeline, const Target &target) {
+    if (device_of(target) == Device::cuda) {
+        apply_cuda(knobs, structure, pipeline);
+    } else {
+        apply_cpu(knobs, structure, pipeline);
+    }
+}
+
+}  // namespace gradtune

@@ -1,0 +1,560 @@
+// Conv2D: every compiled CPU variant against the plain-loop reference (groups,
+// strides, dilations, every padding mode, both layouts, int32 exactly), TF's
+// conv_ops_test goldens and gradient-test shapes (spec 13.3), TF's
+// validation (spec section 5 and rows 48-49 of section 11, with the section
+// 15 policy for NCHW on the CPU), empty tensors, and the by-name layer.
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <sstream>
+
+#include "gradtune/conv2d.h"
+#include "reference/conv2d.h"
+#include "test_util.h"
+
+using namespace gradtune;
+using namespace gradtune::testing;
+
+namespace {
+
+constexpr const char *kOp = "Conv2D";
+
+struct Case {
+    int64_t N, H, W, C, O, Cg;  // Cg = filter depth = C / groups
+    int64_t FH, FW, stride_h, stride_w, dilation_h, dilation_w;
+    std::string padding;
+    std::array<int, 4> pads{};  // top, bottom, left, right (EXPLICIT only)
+
+    std::string describe() const {
+        std::ostringstream out;
+        out << "N" << N << " H" << H << " W" << W << " C" << C << " O" << O << " Cg" << Cg << " f" << FH << "x" << FW
+            << " s" << stride_h << "x" << stride_w << " d" << dilation_h << "x" << dilation_w << " " << padding;
+        if (padding == "EXPLICIT") out << "(" << pads[0] << "," << pads[1] << "," << pads[2] << "," << pads[3] << ")";
+        return out.str();
+    }
+};
+
+struct Outcome {
+    bool valid = false;  // false: TF rejects the geometry; nothing was run
+    Status status;
+    double error = 0;
+    std::vector<int64_t> output_shape;  // NHWC
+};
+
+std::vector<int64_t> to_layout(const std::vector<int64_t> &nhwc, bool nchw) {
+    return nchw ? std::vector<int64_t>{nhwc[0], nhwc[3], nhwc[1], nhwc[2]} : nhwc;
+}
+
+// Test data: uniform in [-1, 1) for floats; small integers (-4..4, truncated
+// from [-5, 5)) for int32, so that int32 sums are exact and far from overflow.
+std::vector<double> data(int64_t n, uint32_t seed, DataType dtype) {
+    return dtype == DataType::kInt32 ? random_values(n, seed, dtype, -5.0, 5.0) : random_values(n, seed, dtype);
+}
+
+// Runs one case through the public API (forcing `variant` unless empty) and
+// compares with the reference.
+Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const std::string &variant,
+                 uint32_t seed) {
+    using namespace gradtune::reference;
+    Window rows = window(k.H, k.FH, k.dilation_h, k.stride_h, k.padding, k.pads[0], k.pads[1]);
+    Window cols = window(k.W, k.FW, k.dilation_w, k.stride_w, k.padding, k.pads[2], k.pads[3]);
+    Outcome outcome;
+    if (rows.output < 0 || cols.output < 0) return outcome;
+    outcome.valid = true;
+    const std::vector<int64_t> in_shape{k.N, k.H, k.W, k.C}, filter_shape{k.FH, k.FW, k.Cg, k.O};
+    const std::vector<int64_t> out_shape{k.N, rows.output, cols.output, k.O};
+    std::vector<double> x = data(NumElements(in_shape), seed, dtype);
+    std::vector<double> filter = data(NumElements(filter_shape), seed + 1, dtype);
+    Geometry2D g{k.stride_h, k.stride_w, k.dilation_h, k.dilation_w, rows.pad_before, cols.pad_before};
+    std::vector<double> want = conv2d(x, in_shape, filter, filter_shape, rows.output, cols.output, g);
+
+    const bool nchw = layout == "NCHW";
+    Tensor x_tensor = make_tensor(dtype, to_layout(in_shape, nchw), nchw ? nhwc_to_nchw(x, in_shape) : x);
+    Tensor filter_tensor = make_tensor(dtype, filter_shape, filter);
+    const int sh = static_cast<int>(k.stride_h), sw = static_cast<int>(k.stride_w);
+    std::vector<int> strides = nchw ? std::vector<int>{1, 1, sh, sw} : std::vector<int>{1, sh, sw, 1};
+    const int dh = static_cast<int>(k.dilation_h), dw = static_cast<int>(k.dilation_w);
+    auto attrs = Conv2D::DataFormat(layout).Dilations(nchw ? std::vector<int>{1, 1, dh, dw}
+                                                          : std::vector<int>{1, dh, dw, 1});
+    if (k.padding == "EXPLICIT") {
+        auto [t, b, l, r] = k.pads;
+        attrs = attrs.ExplicitPaddings(nchw ? std::vector<int>{0, 0, 0, 0, t, b, l, r}
+                                            : std::vector<int>{0, 0, t, b, l, r, 0, 0});
+    }
+    RunOptions options;
+    options.variant = variant;
+    Tensor output;
+    outcome.status = Conv2D::Compute(x_tensor, filter_tensor, strides, k.padding, &output, attrs, options);
+    if (!outcome.status.ok()) return outcome;
+    if (output.shape() != to_layout(out_shape, nchw)) {
+        outcome.status = Internal("output shape " + ShapeString(output.shape()) + ", expected " +
+                                  ShapeString(to_layout(out_shape, nchw)));
+        return outcome;
+    }
+    outcome.output_shape = out_shape;
+    std::vector<double> got = to_doubles(output);
+    if (nchw) got = nchw_to_nhwc(got, to_layout(out_shape, true));
+    outcome.error = normwise_error(got, want);
+    return outcome;
+}
+
+// A sweep over what a generic variant leaves to run time: strides (also
+// unequal), dilations, filter shapes, every padding mode (explicit ones
+// asymmetric), groups (G = C / Cg of 1, 2, 3, 4, 5; with groups of 20 output
+// channels a vector of output channels straddles two groups), odd and tiny
+// sizes, rows wide enough for the full register tiles of both layouts
+// (>= 32 output channels for NHWC, >= 32 output columns for NCHW), and
+// empty tensors.
+std::vector<Case> generic_cases() {
+    struct Channels {
+        int64_t C, Cg, O;
+    };
+    const Channels channels[] = {{3, 3, 5},    {8, 4, 6},   {6, 2, 9},  {16, 16, 32},
+                                 {5, 1, 10},   {17, 17, 33}, {4, 2, 40}, {32, 8, 64}};
+    std::vector<Case> cases;
+    int i = 0;
+    for (auto [sh, sw] : {std::pair{1, 1}, std::pair{2, 2}, std::pair{1, 2}, std::pair{3, 1}})
+        for (auto [dh, dw] : {std::pair{1, 1}, std::pair{2, 2}, std::pair{2, 1}})
+            for (auto [fh, fw] : {std::pair{3, 3}, std::pair{1, 1}, std::pair{2, 3}, std::pair{4, 2}})
+                for (const char *padding : {"SAME", "VALID", "EXPLICIT"}) {
+                    const Channels &c = channels[i % 8];
+                    cases.push_back({2, 7 + i % 3, 9 - i % 2, c.C, c.O, c.Cg, fh, fw, sh, sw, dh, dw, padding,
+                                     {1, 2, 0, 3}});
+                    i++;
+                }
+    // Wide rows: full tiles along columns (NCHW) with ragged ends, grouped too.
+    for (auto [W, sw] : {std::pair{70, 1}, std::pair{75, 2}, std::pair{47, 1}})
+        for (const char *padding : {"SAME", "VALID", "EXPLICIT"}) {
+            cases.push_back({1, 5, W, 4, 8, 4, 3, 3, 1, sw, 1, 2, padding, {0, 2, 3, 1}});
+            cases.push_back({1, 4, W, 6, 12, 3, 2, 3, 2, sw, 1, 1, padding, {2, 0, 1, 4}});
+        }
+    cases.push_back({2, 5, 40, 24, 48, 24, 3, 3, 1, 1, 1, 1, "SAME", {}});
+    for (int64_t H : {1, 2, 3})
+        for (int64_t W : {1, 2, 3})
+            for (auto [k, s] : {std::pair{3, 1}, std::pair{3, 2}, std::pair{2, 1}})
+                for (const char *padding : {"SAME", "VALID"})
+                    cases.push_back({1, H, W, 2, 3, 2, k, k, s, s, 1, 1, padding, {}});
+    // Empty tensors: batch 0, no output channels, no output rows (VALID,
+    // filter 3 on 2 rows), a filter larger than the input by less than the
+    // stride (O = (1 - 4 + 2) / 2 = 0 by truncation), and empty inputs whose
+    // output comes from padding only (zeros): no rows, no channels.
+    cases.push_back({0, 5, 5, 3, 4, 3, 3, 3, 1, 1, 1, 1, "SAME", {}});
+    cases.push_back({2, 5, 5, 3, 0, 3, 3, 3, 1, 1, 1, 1, "SAME", {}});
+    cases.push_back({1, 2, 5, 3, 2, 3, 3, 3, 1, 1, 1, 1, "VALID", {}});
+    cases.push_back({1, 1, 5, 3, 2, 3, 4, 1, 2, 2, 1, 1, "VALID", {}});
+    cases.push_back({2, 0, 3, 2, 3, 2, 3, 3, 1, 1, 1, 1, "EXPLICIT", {2, 2, 1, 1}});
+    cases.push_back({1, 4, 4, 0, 3, 1, 3, 3, 1, 1, 1, 1, "SAME", {}});
+    return cases;
+}
+
+// Run-time sizes for a variant whose structure is fixed.
+std::vector<Case> specialised_cases(const VariantInfo &v) {
+    std::vector<Case> cases;
+    const auto &s = v.structure;
+    struct Size {
+        int64_t N, H, W, C, O, Cg;
+    };
+    const Size sizes[] = {{1, 1, 1, 1, 1, 1},   {1, 2, 3, 3, 5, 3},    {2, 7, 9, 16, 33, 16}, {1, 3, 2, 8, 6, 4},
+                          {2, 5, 5, 32, 64, 32}, {1, 12, 11, 6, 42, 2}, {1, 5, 70, 4, 8, 4},  {0, 4, 4, 8, 8, 8}};
+    for (const Size &z : sizes)
+        for (const char *padding : {"SAME", "VALID", "EXPLICIT"})
+            cases.push_back({z.N, z.H, z.W, z.C, z.O, z.Cg, s.at("filter_height"), s.at("filter_width"),
+                             s.at("stride_height"), s.at("stride_width"), s.at("dilation_height"),
+                             s.at("dilation_width"), padding, {1, 0, 2, 1}});
+    return cases;
+}
+
+bool fits(const VariantInfo &v, const Case &k) {
+    const std::map<std::string, int64_t> call{{"dilation_height", k.dilation_h}, {"dilation_width", k.dilation_w},
+                                              {"filter_height", k.FH},         {"filter_width", k.FW},
+                                              {"stride_height", k.stride_h},   {"stride_width", k.stride_w}};
+    for (const auto &[name, value] : v.structure)
+        if (value != 0 && call.at(name) != value) return false;
+    return true;
+}
+
+}  // namespace
+
+TEST_CASE("every CPU variant of Conv2D matches the reference", "[conv2d]") {
+    const auto variants = Variants(kOp);
+    REQUIRE(!variants.empty());
+    int checked = 0, variants_checked = 0;
+    for (const VariantInfo &v : variants) {
+        if (v.device != Device::cpu) continue;
+        variants_checked++;
+        const DataType dtype = dtype_of(v.dtype);
+        const std::vector<Case> cases = v.generic ? generic_cases() : specialised_cases(v);
+        uint32_t seed = 1;
+        for (const Case &k : cases) {
+            if (!fits(v, k)) continue;
+            Outcome o = run_case(k, dtype, v.data_format, v.name, seed += 2);
+            if (!o.valid) continue;
+            INFO(v.name << " " << k.describe() << " " << o.status.ToString());
+            REQUIRE(o.status.ok());
+            CHECK(o.error <= tolerance(dtype));  // int32: exactly 0
+            checked++;
+        }
+    }
+    INFO("cases checked: " << checked);
+    CHECK(variants_checked >= 10);  // the generic variants: 5 dtypes x 2 layouts
+    CHECK(checked > 1500);
+}
+
+TEST_CASE("Conv2D reproduces TF's conv_ops_test forward goldens", "[conv2d]") {
+    // testConv2D1x1Filter, 2x2Filter, 2x2FilterStride2, 1x2Filter, 2x1Filter:
+    // input and filter filled with 1, 2, 3, ..., VALID. Exact in float,
+    // double and int32 (the values do not fit 16-bit floats exactly).
+    struct Golden {
+        std::vector<int64_t> input, filter;
+        int stride;
+        std::vector<double> expected;
+    };
+    const std::vector<Golden> goldens = {
+        {{1, 2, 3, 3}, {1, 1, 3, 3}, 1,
+         {30, 36, 42, 66, 81, 96, 102, 126, 150, 138, 171, 204, 174, 216, 258, 210, 261, 312}},
+        {{1, 2, 3, 3}, {2, 2, 3, 3}, 1, {2271, 2367, 2463, 2901, 3033, 3165}},
+        {{1, 2, 3, 3}, {2, 2, 3, 3}, 2, {2271, 2367, 2463}},
+        {{1, 2, 3, 3}, {1, 2, 3, 3}, 1, {231, 252, 273, 384, 423, 462, 690, 765, 840, 843, 936, 1029}},
+        {{1, 2, 3, 3}, {2, 1, 3, 3}, 1, {465, 504, 543, 618, 675, 732, 771, 846, 921}},
+    };
+    for (DataType dtype : {DataType::kFloat, DataType::kDouble, DataType::kInt32})
+        for (const Golden &gold : goldens) {
+            std::vector<double> x(NumElements(gold.input)), f(NumElements(gold.filter));
+            for (size_t i = 0; i < x.size(); i++) x[i] = static_cast<double>(i + 1);
+            for (size_t i = 0; i < f.size(); i++) f[i] = static_cast<double>(i + 1);
+            INFO(DataTypeName(dtype) << " filter " << ShapeString(gold.filter) << " stride " << gold.stride);
+            Tensor out;
+            REQUIRE(Conv2D::Compute(make_tensor(dtype, gold.input, x), make_tensor(dtype, gold.filter, f),
+                                    {1, gold.stride, gold.stride, 1}, "VALID", &out)
+                        .ok());
+            CHECK(to_doubles(out) == gold.expected);
+            // NCHW, which TF's CPU kernel refuses (policy: supported).
+            Tensor out_nchw;
+            REQUIRE(Conv2D::Compute(make_tensor(dtype, to_layout(gold.input, true), reference::nhwc_to_nchw(x, gold.input)),
+                                    make_tensor(dtype, gold.filter, f), {1, 1, gold.stride, gold.stride}, "VALID",
+                                    &out_nchw, Conv2D::DataFormat("NCHW"))
+                        .ok());
+            CHECK(reference::nchw_to_nhwc(to_doubles(out_nchw), out_nchw.shape()) == gold.expected);
+        }
+}
+
+TEST_CASE("Conv2D on TF's Conv2D test shapes (spec 13.3) in every dtype and layout", "[conv2d]") {
+    // conv_ops_test.py's gradient-checker configs, run forward:
+    // (batch, rows, cols, filter rows, filter cols, in depth, out depth,
+    // stride rows, stride cols, padding[, explicit pads]), plus its grouped
+    // configuration (in depth 4, out depth 6, 2 groups).
+    const std::vector<Case> cases = {
+        {2, 5, 4, 2, 3, 2, 3, 3, 1, 1, 1, 1, "VALID", {}},
+        {2, 4, 5, 2, 3, 2, 3, 3, 2, 2, 1, 1, "VALID", {}},
+        {2, 7, 6, 4, 5, 4, 3, 3, 3, 3, 1, 1, "VALID", {}},
+        {4, 6, 5, 2, 3, 2, 2, 2, 1, 1, 1, 1, "VALID", {}},
+        {4, 6, 5, 2, 3, 2, 2, 2, 2, 2, 1, 1, "VALID", {}},
+        {2, 8, 7, 2, 3, 2, 4, 4, 3, 3, 1, 1, "VALID", {}},
+        {2, 7, 6, 2, 3, 2, 3, 3, 1, 1, 1, 1, "SAME", {}},
+        {2, 5, 4, 3, 3, 3, 3, 3, 2, 2, 1, 1, "SAME", {}},
+        {2, 7, 6, 4, 5, 4, 3, 3, 3, 3, 1, 1, "SAME", {}},
+        {4, 6, 5, 2, 3, 2, 2, 2, 1, 1, 1, 1, "SAME", {}},
+        {4, 6, 5, 2, 3, 2, 2, 2, 2, 2, 1, 1, "SAME", {}},
+        {2, 8, 7, 2, 3, 2, 4, 4, 3, 3, 1, 1, "SAME", {}},
+        {2, 8, 7, 2, 3, 2, 4, 4, 2, 1, 1, 1, "SAME", {}},
+        {2, 4, 3, 2, 3, 2, 4, 3, 1, 1, 1, 1, "VALID", {}},
+        {2, 5, 4, 2, 3, 2, 3, 3, 1, 1, 1, 1, "EXPLICIT", {1, 1, 1, 1}},
+        {2, 4, 5, 2, 3, 2, 3, 3, 2, 2, 1, 1, "EXPLICIT", {1, 1, 1, 1}},
+        {2, 5, 4, 2, 3, 2, 3, 3, 1, 1, 1, 1, "EXPLICIT", {2, 2, 2, 2}},
+        {2, 8, 5, 3, 2, 3, 4, 2, 3, 2, 1, 1, "EXPLICIT", {1, 2, 3, 4}},
+        {3, 5, 7, 1, 2, 1, 3, 2, 2, 1, 1, 1, "EXPLICIT", {4, 3, 2, 1}},
+        {2, 6, 7, 3, 2, 3, 3, 4, 1, 2, 1, 1, "EXPLICIT", {0, 0, 0, 5}},
+        {2, 5, 4, 4, 6, 2, 3, 3, 1, 1, 1, 1, "SAME", {}},
+    };
+    for (DataType dtype : {DataType::kFloat, DataType::kDouble, DataType::kHalf, DataType::kBFloat16, DataType::kInt32})
+        for (const char *layout : {"NHWC", "NCHW"})
+            for (const Case &k : cases) {
+                Outcome o = run_case(k, dtype, layout, "", 5);
+                INFO(k.describe() << " " << layout << " " << DataTypeName(dtype) << " " << o.status.ToString());
+                REQUIRE(o.valid);
+                REQUIRE(o.status.ok());
+                CHECK(o.error <= tolerance(dtype));
+            }
+}
+
+namespace {
+
+// A valid base call that each bad-input row changes in one place.
+struct BadCall {
+    Tensor input = make_tensor(DataType::kFloat, {1, 4, 4, 2}, std::vector<double>(32, 1.0));
+    Tensor filter = make_tensor(DataType::kFloat, {3, 3, 2, 2}, std::vector<double>(36, 1.0));
+    std::vector<int> strides = {1, 1, 1, 1};
+    std::string padding = "SAME";
+    Conv2D::Attrs attrs;
+    std::optional<ConstTensorRef> input_override;
+    std::optional<ConstTensorRef> filter_override;
+    std::vector<int64_t> output_shape = {1, 4, 4, 2};
+};
+
+// Runs the call into a sentinel-filled output: the status must be
+// `code: text`, and the output untouched.
+void expect_error(const BadCall &call, StatusCode code, const std::string &text) {
+    Tensor output(call.input.dtype(), call.output_shape);
+    for (int64_t i = 0; i < output.num_elements(); i++) output.store(i, 7.0);
+    Status st = Conv2D::Compute(call.input_override ? *call.input_override : call.input.cref(),
+                                call.filter_override ? *call.filter_override : call.filter.cref(), call.strides,
+                                call.padding, output.ref(), call.attrs);
+    INFO(st.ToString());
+    CHECK(st.code() == code);
+    CHECK(st.message() == text);
+    bool untouched = true;
+    for (int64_t i = 0; i < output.num_elements(); i++) untouched = untouched && output.load(i) == 7.0;
+    CHECK(untouched);
+}
+
+}  // namespace
+
+TEST_CASE("bad Conv2D inputs get TF's error kind and text and leave the output untouched", "[conv2d][errors]") {
+    using C = StatusCode;
+    static float cell = 0;  // for tensors whose shapes fail before any data is read
+    SECTION("InitConv2DParameters: list lengths (dilations first)") {
+        BadCall c;
+        c.attrs = c.attrs.Dilations({1, 1, 1});
+        c.strides = {1, 1, 1};
+        expect_error(c, C::kInvalidArgument, "Sliding window dilations field must specify 4 dimensions");
+        c.attrs = c.attrs.Dilations({1, 1, 1, 1});
+        expect_error(c, C::kInvalidArgument, "Sliding window strides field must specify 4 dimensions");
+    }
+    SECTION("InitConv2DParameters: batch/depth strides are Unimplemented, row/column strides must be positive") {
+        BadCall c;
+        c.strides = {2, 1, 1, 1};
+        expect_error(c, C::kUnimplemented,
+                     "Current implementation does not yet support strides in the batch and depth dimensions.");
+        c.strides = {1, 1, 1, 2};
+        expect_error(c, C::kUnimplemented,
+                     "Current implementation does not yet support strides in the batch and depth dimensions.");
+        c.attrs = c.attrs.DataFormat("NCHW");  // NCHW: depth is position 1
+        c.strides = {1, 2, 1, 1};
+        expect_error(c, C::kUnimplemented,
+                     "Current implementation does not yet support strides in the batch and depth dimensions.");
+        BadCall d;
+        d.strides = {1, 0, 1, 1};
+        expect_error(d, C::kInvalidArgument, "Row and column strides should be larger than 0.");
+        d.strides = {1, 1, -1, 1};
+        expect_error(d, C::kInvalidArgument, "Row and column strides should be larger than 0.");
+    }
+    SECTION("InitConv2DParameters: batch/depth dilations are Unimplemented, rates must be positive") {
+        BadCall c;
+        c.attrs = c.attrs.Dilations({2, 1, 1, 1});
+        expect_error(c, C::kUnimplemented,
+                     "Current implementation does not yet support dilations in the batch and depth dimensions.");
+        c.attrs = c.attrs.Dilations({1, 1, 1, 2});
+        expect_error(c, C::kUnimplemented,
+                     "Current implementation does not yet support dilations in the batch and depth dimensions.");
+        c.attrs = c.attrs.Dilations({1, 0, 1, 1});
+        expect_error(c, C::kInvalidArgument, "Dilated rates should be larger than 0.");
+        c.attrs = c.attrs.Dilations({1, 1, -3, 1});
+        expect_error(c, C::kInvalidArgument, "Dilated rates should be larger than 0.");
+    }
+    SECTION("rows 5-8: explicit paddings") {
+        BadCall c;
+        c.padding = "EXPLICIT";
+        c.attrs = c.attrs.ExplicitPaddings({0, 0, 1, 1});
+        expect_error(c, C::kInvalidArgument, "explicit_paddings attribute must contain 8 values, but got: 4");
+        c.attrs = c.attrs.ExplicitPaddings({0, 0, -1, 1, 1, 1, 0, 0});
+        expect_error(c, C::kInvalidArgument, "All elements of explicit_paddings must be nonnegative");
+        c.attrs = c.attrs.ExplicitPaddings({0, 1, 1, 1, 1, 1, 0, 0});
+        expect_error(c, C::kInvalidArgument,
+                     "Nonzero explicit padding in the batch or depth dimensions is not supported");
+        c.padding = "VALID";
+        c.attrs = c.attrs.ExplicitPaddings({0, 0, 1, 1, 1, 1, 0, 0});
+        expect_error(c, C::kInvalidArgument,
+                     "explicit_paddings attribute must be empty if the padding attribute is not EXPLICIT");
+    }
+    SECTION("ComputeConv2DDimension: ranks") {
+        BadCall c;
+        Tensor input3 = make_tensor(DataType::kFloat, {1, 4, 8}, std::vector<double>(32, 1.0));
+        c.input_override = input3.cref();
+        expect_error(c, C::kInvalidArgument, "convolution input must be 4-dimensional: [1,4,8]");
+        BadCall d;
+        Tensor filter5 = make_tensor(DataType::kFloat, {3, 3, 2, 2, 1}, std::vector<double>(36, 1.0));
+        d.filter_override = filter5.cref();
+        expect_error(d, C::kInvalidArgument, "convolution filter must be 4-dimensional: [3,3,2,2,1]");
+    }
+    SECTION("ComputeConv2DDimension: sizes of 2**31-1 and more") {
+        BadCall c;
+        c.filter_override = ConstTensorRef{DataType::kFloat, {2147483647, 1, 2, 1}, &cell};
+        expect_error(c, C::kInvalidArgument, "filter too large");
+        c.filter_override = ConstTensorRef{DataType::kFloat, {1, 1, 2147483647, 1}, &cell};
+        expect_error(c, C::kInvalidArgument, "filter too large");
+        BadCall d;
+        Tensor filter = make_tensor(DataType::kFloat, {1, 1, 1, 1}, {1.0});
+        d.filter_override = filter.cref();
+        d.input_override = ConstTensorRef{DataType::kFloat, {1, 1, 1, 2147483647}, &cell};
+        expect_error(d, C::kInvalidArgument, "Input depth too large");
+        d.input_override = ConstTensorRef{DataType::kFloat, {1, 2147483647, 1, 1}, &cell};
+        expect_error(d, C::kInvalidArgument, "Input rows too large");
+        d.input_override = ConstTensorRef{DataType::kFloat, {1, 1, 2147483647, 1}, &cell};
+        expect_error(d, C::kInvalidArgument, "Input cols too large");
+        d.input_override = ConstTensorRef{DataType::kFloat, {2147483647, 1, 1, 1}, &cell};
+        expect_error(d, C::kInvalidArgument, "batch is too large");
+    }
+    SECTION("ComputeConv2DDimension: filter depth 0 (row 49's kernel check), depth not divisible") {
+        BadCall c;
+        Tensor filter0 = Tensor(DataType::kFloat, {3, 3, 0, 2});
+        c.filter_override = filter0.cref();
+        expect_error(c, C::kInvalidArgument, "filter depth must be stricly positive, got 0");  // sic: TF's typo
+        BadCall d;
+        Tensor input = make_tensor(DataType::kFloat, {1, 4, 4, 5}, std::vector<double>(80, 1.0));
+        d.input_override = input.cref();
+        expect_error(d, C::kInvalidArgument, "input depth must be evenly divisible by filter depth: 5 vs 2");
+    }
+    SECTION("output size would be negative (dilation counted in the effective filter size)") {
+        BadCall c;
+        c.padding = "VALID";
+        c.strides = {1, 1, 2, 1};
+        Tensor input = make_tensor(DataType::kFloat, {1, 4, 1, 2}, std::vector<double>(8, 1.0));
+        c.input_override = input.cref();
+        Tensor filter = make_tensor(DataType::kFloat, {1, 5, 2, 2}, std::vector<double>(20, 1.0));
+        c.filter_override = filter.cref();
+        expect_error(c, C::kInvalidArgument,
+                     "Computed output size would be negative: -1 [input_size: 1, effective_filter_size: 5, stride: 2]");
+        BadCall d;
+        d.padding = "VALID";
+        d.attrs = d.attrs.Dilations({1, 3, 1, 1});
+        expect_error(d, C::kInvalidArgument,
+                     "Computed output size would be negative: -2 [input_size: 4, effective_filter_size: 7, stride: 1]");
+    }
+    SECTION("row 48: a filter with zero elements and a non-empty input (CVE-2021-41209)") {
+        BadCall c;
+        Tensor filter = Tensor(DataType::kFloat, {0, 3, 2, 2});
+        c.filter_override = filter.cref();
+        c.padding = "VALID";  // rows: effective filter size 0 -> 5 output rows
+        c.output_shape = {1, 5, 2, 2};
+        expect_error(c, C::kInvalidArgument,
+                     "filter must not have zero elements (i.e. all dimensions must be non-zero)");
+        c.attrs = c.attrs.DataFormat("NCHW");
+        Tensor input = make_tensor(DataType::kFloat, {1, 2, 4, 4}, std::vector<double>(32, 1.0));
+        c.input_override = input.cref();
+        c.output_shape = {1, 2, 5, 2};
+        expect_error(c, C::kInvalidArgument,
+                     "filter must not have zero elements (i.e. all dimensions must be non-zero)");
+    }
+    SECTION("groups that do not divide the output depth") {
+        BadCall c;
+        Tensor input = make_tensor(DataType::kFloat, {1, 4, 4, 4}, std::vector<double>(64, 1.0));
+        c.input_override = input.cref();
+        Tensor filter = make_tensor(DataType::kFloat, {3, 3, 2, 3}, std::vector<double>(54, 1.0));
+        c.filter_override = filter.cref();
+        c.output_shape = {1, 4, 4, 3};
+        expect_error(c, C::kInvalidArgument, "output depth must be evenly divisible by number of groups: 3 vs 2");
+    }
+    SECTION("row 68: dtype outside the op's list, filter of another type") {
+        BadCall c;
+        c.input = make_tensor(DataType::kInt64, {1, 4, 4, 2}, std::vector<double>(32, 1.0));
+        c.filter = make_tensor(DataType::kInt64, {3, 3, 2, 2}, std::vector<double>(36, 1.0));
+        expect_error(c, C::kInvalidArgument,
+                     "Value for attr 'T' of int64 is not in the list of allowed values: half, bfloat16, float, double, "
+                     "int32");
+        BadCall d;
+        d.filter = make_tensor(DataType::kInt32, {3, 3, 2, 2}, std::vector<double>(36, 1.0));
+        expect_error(d, C::kInvalidArgument,
+                     "cannot compute Conv2D as input #1(zero-based) was expected to be a float tensor but is a int32 "
+                     "tensor");
+    }
+    SECTION("attr values outside the op definition") {
+        BadCall c;
+        c.padding = "FULL";
+        expect_error(c, C::kInvalidArgument,
+                     "Value for attr 'padding' of \"FULL\" is not in the list of allowed values: \"SAME\", \"VALID\", "
+                     "\"EXPLICIT\"");
+        BadCall d;
+        d.attrs = d.attrs.DataFormat("NCHW_VECT_C");
+        expect_error(d, C::kInvalidArgument,
+                     "Value for attr 'data_format' of \"NCHW_VECT_C\" is not in the list of allowed values: \"NHWC\", "
+                     "\"NCHW\"");
+    }
+    SECTION("a caller-provided output of the wrong shape or dtype") {
+        BadCall c;
+        c.output_shape = {1, 4, 4, 3};
+        expect_error(c, C::kInvalidArgument, "output has shape [1,4,4,3], expected [1,4,4,2]");
+        Tensor output(DataType::kDouble, {1, 4, 4, 2});
+        Status st = Conv2D::Compute(c.input, c.filter, c.strides, c.padding, output.ref());
+        CHECK(st.message() == "output has dtype double, expected float");
+    }
+}
+
+TEST_CASE("empty Conv2D results follow TF's order: empty output then empty input then the launcher checks", "[conv2d]") {
+    // An empty output returns before anything else (even with a zero-element
+    // filter or groups that do not divide the output depth); an empty input
+    // with a non-empty output gives zeros, also with a filter TF's launcher
+    // would refuse, because TF zero-fills before launching.
+    auto run_into_sentinel = [](const Tensor &input, const Tensor &filter, const std::string &padding,
+                                const std::vector<int> &pads, const std::vector<int64_t> &shape) {
+        Tensor out(input.dtype(), shape);
+        for (int64_t i = 0; i < out.num_elements(); i++) out.store(i, 7.0);
+        Status st = Conv2D::Compute(input, filter, {1, 1, 1, 1}, padding, out.ref(), Conv2D::ExplicitPaddings(pads));
+        INFO(st.ToString());
+        REQUIRE(st.ok());
+        for (int64_t i = 0; i < out.num_elements(); i++) CHECK(out.load(i) == 0.0);
+    };
+    // No rows, padding gives 2: zeros. Same with a zero-element filter.
+    run_into_sentinel(Tensor(DataType::kFloat, {2, 0, 3, 2}), Tensor(DataType::kFloat, {3, 3, 2, 4}), "EXPLICIT",
+                      {0, 0, 2, 2, 1, 1, 0, 0}, {2, 2, 3, 4});
+    run_into_sentinel(Tensor(DataType::kInt32, {2, 0, 3, 2}), Tensor(DataType::kInt32, {3, 0, 2, 4}), "EXPLICIT",
+                      {0, 0, 2, 2, 1, 1, 0, 0}, {2, 2, 6, 4});
+    // No input channels (filter depth 1 divides 0).
+    run_into_sentinel(Tensor(DataType::kFloat, {1, 4, 4, 0}), Tensor(DataType::kFloat, {3, 3, 1, 2}), "SAME", {},
+                      {1, 4, 4, 2});
+    // Empty outputs: batch 0 with a zero-element filter; O = 0.
+    Tensor out;
+    REQUIRE(Conv2D::Compute(Tensor(DataType::kFloat, {0, 4, 4, 2}), Tensor(DataType::kFloat, {0, 3, 2, 2}),
+                            {1, 1, 1, 1}, "VALID", &out)
+                .ok());
+    CHECK(out.shape() == std::vector<int64_t>{0, 5, 2, 2});
+    REQUIRE(Conv2D::Compute(make_tensor(DataType::kFloat, {1, 4, 4, 2}, std::vector<double>(32, 1.0)),
+                            Tensor(DataType::kFloat, {3, 3, 2, 0}), {1, 1, 1, 1}, "SAME", &out)
+                .ok());
+    CHECK(out.shape() == std::vector<int64_t>{1, 4, 4, 0});
+}
+
+TEST_CASE("Conv2D policy: NCHW with dilations and groups on the CPU; int32 accumulates exactly", "[conv2d]") {
+    // TF's CPU kernel refuses NCHW ("The Conv2D op currently only supports
+    // the NHWC tensor format on the CPU..."); gradtune computes it. A small
+    // hand-checked case: 2 groups, dilation 2, NCHW, int32.
+    // input [1, C=2, H=3, W=3]: channel 0 = 1..9, channel 1 = 10..18;
+    // filter [2, 2, 1, 2]: output 0 (group 0) taps 1, 1, 1, 1; output 1
+    // (group 1) taps 1, 0, 0, -1. With dilation 2, VALID: one output pixel,
+    // the corners: group 0: 1+3+7+9 = 20; group 1: 10 - 18 = -8.
+    std::vector<double> x(18);
+    for (int i = 0; i < 18; i++) x[i] = i + 1;
+    Tensor input = make_tensor(DataType::kInt32, {1, 2, 3, 3}, x);
+    Tensor filter = make_tensor(DataType::kInt32, {2, 2, 1, 2}, {1, 1, 1, 0, 1, 0, 1, -1});
+    Tensor out;
+    REQUIRE(Conv2D::Compute(input, filter, {1, 1, 1, 1}, "VALID", &out,
+                            Conv2D::DataFormat("NCHW").Dilations({1, 1, 2, 2}))
+                .ok());
+    CHECK(out.shape() == std::vector<int64_t>{1, 2, 1, 1});
+    CHECK(to_doubles(out) == std::vector<double>{20, -8});
+}
+
+TEST_CASE("the by-name layer runs and describes Conv2D", "[conv2d]") {
+    std::vector<double> x(18), f(27);
+    for (int i = 0; i < 18; i++) x[i] = i + 1;
+    for (int i = 0; i < 27; i++) f[i] = i + 1;
+    Tensor input = make_tensor(DataType::kFloat, {1, 2, 3, 3}, x);
+    Tensor filter = make_tensor(DataType::kFloat, {1, 1, 3, 3}, std::vector<double>(f.begin(), f.begin() + 9));
+    OpCall call{kOp, {{"input", input.cref()}, {"filter", filter.cref()}},
+                {{"strides", std::vector<int64_t>{1, 1, 1, 1}},
+                 {"padding", std::string("VALID")},
+                 {"use_cudnn_on_gpu", false}}};
+    std::vector<Tensor> outputs;
+    REQUIRE(RunOp(call, &outputs).ok());
+    REQUIRE(outputs.size() == 1);
+    CHECK(to_doubles(outputs[0]) ==
+          std::vector<double>{30, 36, 42, 66, 81, 96, 102, 126, 150, 138, 171, 204, 174, 216, 258, 210, 261, 312});
+    CallInfo info;
+    REQUIRE(DescribeCall(call, &info).ok());
+    CHECK(info.structure == std::map<std::string, int>{{"dilation_height", 1}, {"dilation_width", 1},
+                                                       {"filter_height", 1},   {"filter_width", 1},
+                                                       {"stride_height", 1},   {"stride_width", 1}});
+    CHECK(info.shape == std::map<std::string, int64_t>{{"N", 1}, {"H", 2}, {"W", 3}, {"C", 3}, {"O", 3}, {"G", 1}});
+    const OpSpec *spec = FindOpSpec(kOp);
+    REQUIRE(spec);
+    CHECK(spec->inputs == std::vector<std::string>{"input", "filter"});
+}
