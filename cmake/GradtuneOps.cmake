@@ -12,6 +12,8 @@ set(GRADTUNE_ALL_OPS
     FractionalAvgPool:fractional_avg_pool
     DepthwiseConv2dNative:depthwise_conv2d_native
     Conv2D:conv2d
+    Conv2DBackpropInput:conv2d_backprop_input
+    Conv2DBackpropFilter:conv2d_backprop_filter
 )
 
 set(GRADTUNE_OP_FILTER "" CACHE STRING

@@ -3,6 +3,8 @@
 #pragma once
 
 #include "gradtune/conv2d.h"
+#include "gradtune/conv2d_backprop_filter.h"
+#include "gradtune/conv2d_backprop_input.h"
 #include "gradtune/depthwise_conv2d_native.h"
 #include "gradtune/depthwise_conv2d_native_backprop_input.h"
 #include "gradtune/device.h"

@@ -1,0 +1,137 @@
+// Conv2DBackpropFilter (spec/tf-ops.md section 7): the gradient of a
+// (grouped, strided, dilated) 2-D convolution with respect to its filter,
+//   dF[fh,fw,ci,o] = sum over n, oh, ow of
+//       out_backprop[n,oh,ow,o] * input[n, oh*sh - pad_top + fh*dh, ow*sw - pad_left + fw*dw, g*Cg + ci]
+// (zero outside the input), where Cg = filter dim 2 (input channels per
+// group), Og = Cout / G output channels per group and g = o / Og.
+// Algorithm only: the schedule is one call into schedules/.
+//
+// Halide dimension order (innermost first) for both data formats:
+//   input         (c, w, h, n)     TF NHWC [N, H, W, C]
+//   out_backprop  (o, ow, oh, n)   TF NHWC [N, OH, OW, Cout]
+//   output        (o, ci, fw, fh)  TF [FH, FW, Cg, Cout]
+// NCHW tensors are the same buffers with other strides: the data_format
+// parameter only moves the unit stride from the channels to the columns.
+//
+// Structural GeneratorParams (0 = read from the call at run time) let a
+// variant fix filter size, strides, dilations and groups.
+#include "Halide.h"
+#include "common/window.h"
+#include "conv2d_backprop_filter.h"
+#include "halide_knobs.h"
+
+namespace {
+
+using namespace Halide;
+using gradtune::window::narrow;
+using gradtune::window::widen;
+
+enum class DataFormat { NHWC, NCHW };
+
+class Conv2DBackpropFilter : public Generator<Conv2DBackpropFilter> {
+public:
+    GeneratorParam<Type> T{"T", Float(32)};
+    GeneratorParam<DataFormat> data_format{"data_format", DataFormat::NHWC,
+                                           {{"NHWC", DataFormat::NHWC}, {"NCHW", DataFormat::NCHW}}};
+    GeneratorParam<int> filter_height{"filter_height", 0};
+    GeneratorParam<int> filter_width{"filter_width", 0};
+    GeneratorParam<int> stride_height{"stride_height", 0};
+    GeneratorParam<int> stride_width{"stride_width", 0};
+    GeneratorParam<int> dilation_height{"dilation_height", 0};
+    GeneratorParam<int> dilation_width{"dilation_width", 0};
+    GeneratorParam<int> groups{"groups", 0};
+    gradtune::Conv2DBackpropFilterKnobs knobs;
+
+    // The call's geometry; a variant that fixes a value ignores its input.
+    Input<int> call_stride_height{"call_stride_height"};
+    Input<int> call_stride_width{"call_stride_width"};
+    Input<int> call_dilation_height{"call_dilation_height"};
+    Input<int> call_dilation_width{"call_dilation_width"};
+    Input<int> call_groups{"call_groups"};  // G = C / Cg >= 1, and Cout % G == 0
+    Input<int> pad_top{"pad_top"};          // TF's pad_before for rows
+    Input<int> pad_left{"pad_left"};        // TF's pad_before for columns
+
+    GeneratorInput<Buffer<>> *input = nullptr;         // (c, w, h, n)
+    GeneratorInput<Buffer<>> *out_backprop = nullptr;  // (o, ow, oh, n)
+    GeneratorOutput<Buffer<>> *output = nullptr;       // (o, ci, fw, fh)
+
+    void configure() {
+        input = add_input<Buffer<>>("input", T, 4);
+        out_backprop = add_input<Buffer<>>("out_backprop", T, 4);
+        output = add_output<Buffer<>>("output", T, 4);
+    }
+
+    void generate() {
+        gradtune::Conv2DBackpropFilterPipeline p;
+        Var o = p.o, ci = p.ci, fw = p.fw, fh = p.fh;
+        const Type acc_type = gradtune::window::accumulator_type(T);
+
+        Expr sh = stride_height > 0 ? Expr(stride_height) : Expr(call_stride_height);
+        Expr sw = stride_width > 0 ? Expr(stride_width) : Expr(call_stride_width);
+        Expr dh = dilation_height > 0 ? Expr(dilation_height) : Expr(call_dilation_height);
+        Expr dw = dilation_width > 0 ? Expr(dilation_width) : Expr(call_dilation_width);
+        p.out_depth = output->dim(0).extent();
+        p.group_in_depth = output->dim(1).extent();
+        p.filter_width = filter_width > 0 ? Expr(filter_width) : output->dim(2).extent();
+        p.groups = groups > 0 ? Expr(groups) : Expr(call_groups);
+        Expr group_out = groups == 1 ? p.out_depth : p.out_depth / p.groups;  // Og
+
+        // The group of output channel o. A run-time G is written so that a
+        // schedule that specialises on call_groups == 1 gets the ungrouped
+        // expression (the select folds to 0).
+        Expr group = 0;
+        if (groups > 1) group = o / group_out;
+        if (groups == 0) group = select(call_groups == 1, 0, o / group_out);
+
+        // The input reads zero outside its rows and columns (the padding), and
+        // outside its channels: a register tile over ci may run past Cg, and
+        // the schedule discards what it computes there.
+        p.input = BoundaryConditions::constant_exterior(
+            *input, cast(T, 0),
+            {{0, input->dim(0).extent()}, {0, input->dim(1).extent()}, {0, input->dim(2).extent()}, {Expr(), Expr()}});
+        Var a{"a"}, b{"b"}, c{"c"}, d{"d"};
+        p.out_backprop(a, b, c, d) = (*out_backprop)(a, b, c, d);
+
+        p.positions = RDom(0, out_backprop->dim(1).extent(), 0, out_backprop->dim(2).extent(), 0,
+                           out_backprop->dim(3).extent(), "positions");
+        RVar ow = p.positions.x, oh = p.positions.y, n = p.positions.z;
+        Expr dy = p.out_backprop(o, ow, oh, n);
+        Expr x = p.input(group * p.group_in_depth + ci, ow * sw - pad_left + fw * dw, oh * sh - pad_top + fh * dh, n);
+        p.accumulator(o, ci, fw, fh) = cast(acc_type, 0);
+        p.accumulator(o, ci, fw, fh) += widen(dy, acc_type) * widen(x, acc_type);
+        (*output)(o, ci, fw, fh) = narrow(p.accumulator(o, ci, fw, fh), T);
+        p.output = *output;
+
+        declare_layout();
+
+        gradtune::Structure structure{
+            halide_type_to_enum_string(T), data_format == DataFormat::NHWC ? "NHWC" : "NCHW",
+            {{"dilation_height", dilation_height}, {"dilation_width", dilation_width},
+             {"filter_height", filter_height}, {"filter_width", filter_width}, {"groups", groups},
+             {"stride_height", stride_height}, {"stride_width", stride_width}}};
+        const gradtune::OpSchema *op = gradtune::find_op("Conv2DBackpropFilter");
+        std::string why = op->check_structure(structure);
+        _halide_user_assert(why.empty()) << why;
+        const auto space = op->space(gradtune::device_of(get_target()), structure);
+        gradtune::apply(gradtune::read_knobs(space, knobs.values()), structure, p, get_target());
+    }
+
+private:
+    // The unit-stride dimension of the activations is c (NHWC) or w (NCHW);
+    // the filter gradient is HWIO in both. A fixed filter size is also a
+    // promise the output buffer must keep.
+    void declare_layout() {
+        if (data_format == DataFormat::NCHW) {
+            input->dim(0).set_stride(Expr());
+            input->dim(1).set_stride(1);
+            out_backprop->dim(0).set_stride(Expr());
+            out_backprop->dim(1).set_stride(1);
+        }
+        if (filter_height > 0) output->dim(3).set_bounds(0, filter_height);
+        if (filter_width > 0) output->dim(2).set_bounds(0, filter_width);
+    }
+};
+
+}  // namespace
+
+HALIDE_REGISTER_GENERATOR(Conv2DBackpropFilter, Conv2DBackpropFilter)

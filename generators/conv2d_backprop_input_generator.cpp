@@ -1,0 +1,162 @@
+// Conv2DBackpropInput (spec/tf-ops.md section 6): the gradient of a (grouped,
+// strided, dilated) 2-D convolution with respect to its input,
+//   dIn[n,h,w,c] = sum over o of group(c), and over taps (fh, fw) with
+//                  oh*sh - pad_top + fh*dh == h and ow*sw - pad_left + fw*dw == w,
+//                  of out_backprop[n,oh,ow,o] * filter[fh,fw,c - g*Cg,o],
+// where Cg = filter dim 2 (input channels per group), G = C / Cg groups,
+// Og = Cout / G output channels per group and g = c / Cg.
+// Algorithm only: the schedule is one call into schedules/.
+//
+// Halide dimension order (innermost first) for both data formats:
+//   filter        (o, ci, fw, fh)  TF [FH, FW, Cg, Cout]
+//   out_backprop  (o, ow, oh, n)   TF NHWC [N, OH, OW, Cout]
+//   output        (c, x, y, n)     TF NHWC [N, H, W, C]
+// NCHW tensors are the same buffers with other strides: the data_format
+// parameter only moves the unit stride from the channels to the columns.
+//
+// The reduction is a gather over the valid taps only (window::TapGather):
+// stride 1 visits every tap without a predicate, stride 2 with a 3-tap filter
+// only the taps that hit an out_backprop row. Structural GeneratorParams
+// (0 = read from the call at run time) let a variant fix filter size,
+// strides, dilations and groups.
+#include "Halide.h"
+#include "common/window.h"
+#include "conv2d_backprop_input.h"
+#include "halide_knobs.h"
+
+namespace {
+
+using namespace Halide;
+using gradtune::window::narrow;
+using gradtune::window::TapGather;
+using gradtune::window::widen;
+
+enum class DataFormat { NHWC, NCHW };
+
+class Conv2DBackpropInput : public Generator<Conv2DBackpropInput> {
+public:
+    GeneratorParam<Type> T{"T", Float(32)};
+    GeneratorParam<DataFormat> data_format{"data_format", DataFormat::NHWC,
+                                           {{"NHWC", DataFormat::NHWC}, {"NCHW", DataFormat::NCHW}}};
+    GeneratorParam<int> filter_height{"filter_height", 0};
+    GeneratorParam<int> filter_width{"filter_width", 0};
+    GeneratorParam<int> stride_height{"stride_height", 0};
+    GeneratorParam<int> stride_width{"stride_width", 0};
+    GeneratorParam<int> dilation_height{"dilation_height", 0};
+    GeneratorParam<int> dilation_width{"dilation_width", 0};
+    GeneratorParam<int> groups{"groups", 0};
+    gradtune::Conv2DBackpropInputKnobs knobs;
+
+    // The call's geometry; a variant that fixes a value ignores its input.
+    Input<int> call_stride_height{"call_stride_height"};
+    Input<int> call_stride_width{"call_stride_width"};
+    Input<int> call_dilation_height{"call_dilation_height"};
+    Input<int> call_dilation_width{"call_dilation_width"};
+    Input<int> call_groups{"call_groups"};  // G = C / Cg >= 1, and Cout % G == 0
+    Input<int> pad_top{"pad_top"};          // TF's pad_before for rows
+    Input<int> pad_left{"pad_left"};        // TF's pad_before for columns
+
+    GeneratorInput<Buffer<>> *filter = nullptr;        // (o, ci, fw, fh)
+    GeneratorInput<Buffer<>> *out_backprop = nullptr;  // (o, ow, oh, n)
+    GeneratorOutput<Buffer<>> *output = nullptr;       // (c, x, y, n)
+
+    void configure() {
+        filter = add_input<Buffer<>>("filter", T, 4);
+        out_backprop = add_input<Buffer<>>("out_backprop", T, 4);
+        output = add_output<Buffer<>>("output", T, 4);
+    }
+
+    void generate() {
+        gradtune::Conv2DBackpropInputPipeline p;
+        Var c = p.c, x = p.x, y = p.y, n = p.n;
+        const Type acc_type = gradtune::window::accumulator_type(T);
+
+        Expr filter_rows = filter_height > 0 ? Expr(filter_height) : filter->dim(3).extent();
+        Expr filter_cols = filter_width > 0 ? Expr(filter_width) : filter->dim(2).extent();
+        Expr group_in = filter->dim(1).extent();  // Cg
+        Expr out_depth = filter->dim(0).extent();  // Cout
+        p.groups = groups > 0 ? Expr(groups) : Expr(call_groups);
+        p.stride_height = stride_height > 0 ? Expr(stride_height) : Expr(call_stride_height);
+        p.stride_width = stride_width > 0 ? Expr(stride_width) : Expr(call_stride_width);
+        Expr group_out = groups == 1 ? out_depth : out_depth / p.groups;  // Og
+
+        // The group of channel c. A run-time G is written so that a schedule
+        // that specialises on call_groups == 1 gets the ungrouped expressions
+        // (the select folds to 0) and dense channel loads.
+        auto group_of = [&](Expr channel) -> Expr {
+            if (groups == 1) return 0;
+            if (groups > 1) return channel / group_in;
+            return select(call_groups == 1, 0, channel / group_in);
+        };
+        // Both indices are in range by construction (c - g*Cg in [0, Cg),
+        // g*Og + o in [0, Cout) for o in [0, Og)); the promise tells bounds
+        // inference so, without a clamp that would turn vector loads into
+        // gathers.
+        auto out_channel = [&](Expr g, Expr o) {
+            return unsafe_promise_clamped(g * group_out + o, 0, out_depth - 1);
+        };
+
+        // The filter as the reduction reads it: channel-major, so that a
+        // vector along c is dense once the schedule packs it.
+        Var o = p.o, fw = p.fw, fh = p.fh;
+        Expr g_c = group_of(c);
+        p.filter_packed(c, o, fw, fh) =
+            (*filter)(out_channel(g_c, o), unsafe_promise_clamped(c - g_c * group_in, 0, group_in - 1), fw, fh);
+
+        // out_backprop reads zero outside its rows and columns; taps that land
+        // there contribute nothing.
+        p.out_backprop = BoundaryConditions::constant_exterior(
+            *out_backprop, cast(T, 0),
+            {{Expr(), Expr()}, {0, out_backprop->dim(1).extent()}, {0, out_backprop->dim(2).extent()}, {Expr(), Expr()}});
+
+        TapGather cols(x + pad_left, stride_width, call_stride_width, dilation_width, call_dilation_width,
+                       filter_cols);
+        TapGather rows(y + pad_top, stride_height, call_stride_height, dilation_height, call_dilation_height,
+                       filter_rows);
+        p.taps = RDom(0, group_out, 0, cols.count(), 0, rows.count(), "taps");
+        RVar r_o = p.taps.x, j_col = p.taps.y, j_row = p.taps.z;
+        p.taps.where(cols.valid(j_col) && rows.valid(j_row));
+
+        Expr dy = p.out_backprop(out_channel(g_c, r_o), cols.source(j_col), rows.source(j_row), n);
+        Expr w = p.filter_packed(c, r_o, cols.clamped_tap(j_col), rows.clamped_tap(j_row));
+        p.accumulator(c, x, y, n) = cast(acc_type, 0);
+        p.accumulator(c, x, y, n) += widen(dy, acc_type) * widen(w, acc_type);
+        (*output)(c, x, y, n) = narrow(p.accumulator(c, x, y, n), T);
+        p.output = *output;
+
+        declare_layout();
+        p.channels = output->dim(0).extent();
+        p.width = output->dim(1).extent();
+        p.height = output->dim(2).extent();
+
+        gradtune::Structure structure{
+            halide_type_to_enum_string(T), data_format == DataFormat::NHWC ? "NHWC" : "NCHW",
+            {{"dilation_height", dilation_height}, {"dilation_width", dilation_width},
+             {"filter_height", filter_height}, {"filter_width", filter_width}, {"groups", groups},
+             {"stride_height", stride_height}, {"stride_width", stride_width}}};
+        const gradtune::OpSchema *op = gradtune::find_op("Conv2DBackpropInput");
+        std::string why = op->check_structure(structure);
+        _halide_user_assert(why.empty()) << why;
+        const auto space = op->space(gradtune::device_of(get_target()), structure);
+        gradtune::apply(gradtune::read_knobs(space, knobs.values()), structure, p, get_target());
+    }
+
+private:
+    // The unit-stride dimension is c (NHWC) or w (NCHW); a fixed filter size
+    // is also a promise the filter buffer must keep.
+    void declare_layout() {
+        if (data_format == DataFormat::NCHW) {
+            // The filter is [FH, FW, Cg, Cout] in both formats: o keeps stride 1.
+            out_backprop->dim(0).set_stride(Expr());
+            out_backprop->dim(1).set_stride(1);
+            output->dim(0).set_stride(Expr());
+            output->dim(1).set_stride(1);
+        }
+        if (filter_height > 0) filter->dim(3).set_bounds(0, filter_height);
+        if (filter_width > 0) filter->dim(2).set_bounds(0, filter_width);
+    }
+};
+
+}  // namespace
+
+HALIDE_REGISTER_GENERATOR(Conv2DBackpropInput, Conv2DBackpropInput)

@@ -1,0 +1,78 @@
+// Conv2DBackpropFilter: the gradient of Conv2D with respect to its filter
+// (spec/tf-ops.md section 7), with TF's inputs, attrs, validation order and
+// error texts. Policy (spec section 15): NHWC and NCHW, dilations and grouped
+// filters work on every device (TF's CPU kernel refuses all three); invalid
+// values are still refused with TF's kind and text; an empty input or
+// out_backprop gives zeros.
+//
+//   input         T [N, H, W, C] (NHWC) or [N, C, H, W] (NCHW)
+//   filter_sizes  int32 [4]: the filter's shape [FH, FW, C / G, O] (HWIO; G
+//                 groups when C != filter_sizes[2])
+//   out_backprop  T [N, OH, OW, O] (NHWC) or [N, O, OH, OW] (NCHW)
+//   output        T of shape filter_sizes
+// T is half, bfloat16, float or double.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gradtune/run_options.h"
+#include "gradtune/status.h"
+#include "gradtune/tensor.h"
+
+namespace gradtune {
+
+// Optional attributes, built like TF's C++ ops:
+//   Conv2DBackpropFilter::DataFormat("NCHW").Dilations({1, 1, 2, 2})
+struct Conv2DBackpropFilterAttrs {
+    Conv2DBackpropFilterAttrs DataFormat(std::string_view x) const {
+        auto a = *this;
+        a.data_format_ = std::string(x);
+        return a;
+    }
+    Conv2DBackpropFilterAttrs Dilations(std::vector<int> x) const {
+        auto a = *this;
+        a.dilations_ = std::move(x);
+        return a;
+    }
+    Conv2DBackpropFilterAttrs ExplicitPaddings(std::vector<int> x) const {
+        auto a = *this;
+        a.explicit_paddings_ = std::move(x);
+        return a;
+    }
+    // TF's use_cudnn_on_gpu: accepted for compatibility, no effect.
+    Conv2DBackpropFilterAttrs UseCudnnOnGpu(bool x) const {
+        auto a = *this;
+        a.use_cudnn_on_gpu_ = x;
+        return a;
+    }
+    std::string data_format_ = "NHWC";
+    std::vector<int> dilations_ = {1, 1, 1, 1};
+    std::vector<int> explicit_paddings_ = {};
+    bool use_cudnn_on_gpu_ = true;
+};
+
+class Conv2DBackpropFilter {
+public:
+    using Attrs = Conv2DBackpropFilterAttrs;
+    static Attrs DataFormat(std::string_view x) { return Attrs().DataFormat(x); }
+    static Attrs Dilations(std::vector<int> x) { return Attrs().Dilations(std::move(x)); }
+    static Attrs ExplicitPaddings(std::vector<int> x) { return Attrs().ExplicitPaddings(std::move(x)); }
+    static Attrs UseCudnnOnGpu(bool x) { return Attrs().UseCudnnOnGpu(x); }
+
+    // Writes the gradient into `output`, which must have dtype T and shape
+    // filter_sizes. On any error `output` is left untouched.
+    static Status Compute(const ConstTensorRef &input, const ConstTensorRef &filter_sizes,
+                          const ConstTensorRef &out_backprop, const std::vector<int> &strides,
+                          std::string_view padding, const TensorRef &output, const Attrs &attrs = Attrs(),
+                          const RunOptions &options = RunOptions());
+
+    // Allocates the output.
+    static Status Compute(const ConstTensorRef &input, const ConstTensorRef &filter_sizes,
+                          const ConstTensorRef &out_backprop, const std::vector<int> &strides,
+                          std::string_view padding, Tensor *output, const Attrs &attrs = Attrs(),
+                          const RunOptions &options = RunOptions());
+};
+
+}  // namespace gradtune

@@ -1,0 +1,283 @@
+// Conv2DBackpropFilter: TF validation (spec/tf-ops.md section 7, in TF's
+// order, with TF's texts), geometry, dispatch and the kernel call.
+//
+// TF's default CPU kernel (Conv2DCustomBackpropFilterOp) refuses NCHW,
+// dilations and grouped filters; gradtune supports all three (spec 15.1), so
+// those refusals are replaced by the checks of TF's dilation-capable kernel
+// (Conv2DBackpropFilterOp, the GPU one) for the values that stay invalid. The
+// shape checks keep the CPU kernel's label "Conv2DCustomBackpropFilter".
+#include "gradtune/conv2d_backprop_filter.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "conv_backprop_shape.h"
+#include "dispatch.h"
+#include "halide_call.h"
+#include "op_entry.h"
+#include "tf_checks.h"
+
+namespace gradtune {
+
+namespace {
+
+using internal::HalideBuffer;
+using tf::DataFormat;
+using tf::Padding;
+
+constexpr const char *kOp = "Conv2DBackpropFilter";
+constexpr const char *kLabel = "Conv2DCustomBackpropFilter";  // TF's CPU kernel label (spec 1.5)
+
+// The Halide signature of every variant (generators/conv2d_backprop_filter_generator.cpp).
+using KernelSignature = int (*)(const void *user_context, int32_t call_stride_height, int32_t call_stride_width,
+                                int32_t call_dilation_height, int32_t call_dilation_width, int32_t call_groups,
+                                int32_t pad_top, int32_t pad_left, halide_buffer_t *input,
+                                halide_buffer_t *out_backprop, halide_buffer_t *output);
+
+struct Prepared {
+    CallInfo info;
+    std::vector<int64_t> filter_shape;  // the output's shape, [FH, FW, Cg, O]
+    DataFormat format = DataFormat::kNHWC;
+    int64_t stride_rows = 1, stride_cols = 1, dilation_rows = 1, dilation_cols = 1;
+    int64_t groups = 1, pad_top = 0, pad_left = 0;
+    bool zeros = false;  // nothing reaches the output: input or out_backprop is empty
+};
+
+// Whether every index the kernel computes in one spatial dimension fits in
+// int32 (Halide's index type): the padded input, the effective filter and a
+// stride of slack.
+bool FitsKernelIndices(const tf::ConvBackpropSpatialDimension &d) {
+    const int64_t effective_filter = (d.filter_size - 1) * d.dilation + 1;
+    const int64_t reach = d.input_size + d.forward_pad_before + d.forward_pad_after + effective_filter + d.stride;
+    return reach < INT32_MAX && d.output_size * d.stride < INT32_MAX;
+}
+
+Status Prepare(const ConstTensorRef &input, const ConstTensorRef &filter_sizes, const ConstTensorRef &out_backprop,
+               const std::vector<int> &strides, std::string_view padding_text,
+               const Conv2DBackpropFilter::Attrs &attrs, Prepared *p) {
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("input", input));
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("filter_sizes", filter_sizes));
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("out_backprop", out_backprop));
+
+    // Op definition: T, input types, attr values.
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckAllowedType(
+        input.dtype, {DataType::kHalf, DataType::kBFloat16, DataType::kFloat, DataType::kDouble}));
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckInputType(kOp, 1, DataType::kInt32, filter_sizes.dtype));
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckInputType(kOp, 2, input.dtype, out_backprop.dtype));
+    Padding padding;
+    GRADTUNE_RETURN_IF_ERROR(tf::ParsePadding(padding_text, &padding));
+    GRADTUNE_RETURN_IF_ERROR(tf::ParseDataFormat(attrs.data_format_, &p->format));
+    const DataFormat format = p->format;
+
+    // Kernel constructor: strides, paddings, then dilations (this kernel's
+    // order; a batch/depth stride or dilation is InvalidArgument here, not
+    // Unimplemented as in Conv2DBackpropInput). TF's CPU kernel refuses NCHW
+    // and every dilation but 1.
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckConv2DBackpropStrides(strides, format, StatusCode::kInvalidArgument));
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckValidPadding(padding, attrs.explicit_paddings_, format));
+    GRADTUNE_RETURN_IF_ERROR(
+        tf::CheckConv2DBackpropDilations(attrs.dilations_, format, StatusCode::kInvalidArgument));
+
+    // Compute.
+    if (filter_sizes.dims() != 1)
+        return InvalidArgument(std::string(kLabel) + ": filter_sizes input must be 1-dim, not " +
+                               std::to_string(filter_sizes.dims()));
+    std::vector<int64_t> filter_shape;
+    GRADTUNE_RETURN_IF_ERROR(tf::MakeShape(filter_sizes, &filter_shape));
+    tf::ConvBackpropDimensions dims;
+    GRADTUNE_RETURN_IF_ERROR(tf::ConvBackpropComputeDimensionsV2(kLabel, input.shape, filter_shape,
+                                                                  out_backprop.shape, attrs.dilations_, strides,
+                                                                  padding, attrs.explicit_paddings_, format, &dims));
+    p->filter_shape = filter_shape;
+    // TF returns here, before any other check, when the filter is empty
+    // (Execute does the same).
+    const bool empty_filter = NumElements(filter_shape) == 0;
+
+    // TF checks that the filter has FH * FW * in_depth * out_depth elements
+    // (CVE-2021-29540), which every grouped filter fails. gradtune computes
+    // the legal groups (spec 15.1) and keeps TF's refusal for the rest:
+    // zero groups (input depth 0) and an output depth that is not a multiple
+    // of the groups.
+    const int64_t filter_in_depth = filter_shape[2];
+    const int64_t legal_groups = tf::LegalConv2DGroups(dims.in_depth, filter_in_depth, dims.out_depth);
+    if (!empty_filter && dims.in_depth != filter_in_depth && legal_groups == 0) {
+        const int64_t requested =
+            dims.spatial_dims[0].filter_size * dims.spatial_dims[1].filter_size * dims.in_depth * dims.out_depth;
+        return InvalidArgument("filter_size does not have enough elements, requested " + std::to_string(requested) +
+                               ", got " + std::to_string(NumElements(filter_shape)));
+    }
+    // (TF's next check, a GEMM work size of 0 (CVE-2021-29538), cannot fail
+    // once the filter is not empty.)
+    // An empty input (TF: testConv2DBackpropFilterWithEmptyInput) or an
+    // out_backprop without positions gives zeros. Only calls that run a
+    // kernel need int32 indices.
+    p->zeros = input.num_elements() == 0 || out_backprop.num_elements() == 0;
+    for (const tf::ConvBackpropSpatialDimension &d : dims.spatial_dims) {
+        if (!empty_filter && !p->zeros && !FitsKernelIndices(d))
+            return Unimplemented("gradtune: spatial sizes, paddings or strides of 2**31 or more are not supported");
+    }
+    const int64_t groups = std::max<int64_t>(1, legal_groups);
+
+    const int h_dim = tf::DimIndex(format, 'H'), w_dim = tf::DimIndex(format, 'W');
+    p->stride_rows = strides[h_dim];
+    p->stride_cols = strides[w_dim];
+    p->dilation_rows = attrs.dilations_[h_dim];
+    p->dilation_cols = attrs.dilations_[w_dim];
+    p->groups = groups;
+    p->pad_top = dims.spatial_dims[0].forward_pad_before;
+    p->pad_left = dims.spatial_dims[1].forward_pad_before;
+    p->info.op = kOp;
+    p->info.dtype = DataTypeName(input.dtype);
+    p->info.data_format = tf::DataFormatName(format);
+    p->info.structure = {{"dilation_height", static_cast<int>(p->dilation_rows)},
+                         {"dilation_width", static_cast<int>(p->dilation_cols)},
+                         {"filter_height", static_cast<int>(filter_shape[0])},
+                         {"filter_width", static_cast<int>(filter_shape[1])},
+                         {"groups", static_cast<int>(groups)},
+                         {"stride_height", static_cast<int>(p->stride_rows)},
+                         {"stride_width", static_cast<int>(p->stride_cols)}};
+    p->info.padding = tf::PaddingName(padding);
+    p->info.shape = {{"N", dims.batch_size},
+                     {"H", dims.spatial_dims[0].input_size},
+                     {"W", dims.spatial_dims[1].input_size},
+                     {"C", dims.in_depth},
+                     {"O", dims.out_depth}};
+    return Status::OK();
+}
+
+Status Execute(const Prepared &p, const ConstTensorRef &input, const ConstTensorRef &out_backprop,
+               const TensorRef &output, const RunOptions &options) {
+    if (output.num_elements() == 0) return Status::OK();
+    if (p.zeros) {
+        std::memset(output.data, 0, static_cast<size_t>(output.num_elements()) * DataTypeSize(output.dtype));
+        return Status::OK();
+    }
+    for (int64_t n : {output.num_elements(), out_backprop.num_elements(), input.num_elements()}) {
+        if (n > INT32_MAX)
+            return Unimplemented("gradtune: tensors of 2**31 or more elements are not supported");
+    }
+    internal::Selection selection;
+    GRADTUNE_RETURN_IF_ERROR(internal::select_kernel(p.info, options, &selection));
+    if (options.device == Device::cuda) {
+        std::string why;
+        if (!internal::cuda_available(&why)) return Unavailable("device=cuda: " + why);
+    }
+    internal::install_halide_handlers();
+
+    // Halide dimension orders (innermost first): activations (c, w, h, n);
+    // the filter gradient [FH, FW, Cg, O] as (o, ci, fw, fh).
+    const std::array<int, 4> activations = p.format == DataFormat::kNHWC ? std::array<int, 4>{3, 2, 1, 0}
+                                                                         : std::array<int, 4>{1, 3, 2, 0};
+    HalideBuffer input_buffer(input.dtype, input.shape, input.data, activations);
+    HalideBuffer out_backprop_buffer(out_backprop.dtype, out_backprop.shape, out_backprop.data, activations);
+    HalideBuffer output_buffer(output.dtype, output.shape, output.data, {3, 2, 1, 0});
+
+    internal::CallContext context;
+    const auto start = std::chrono::steady_clock::now();
+    auto kernel = reinterpret_cast<KernelSignature>(selection.function);
+    int result = kernel(&context, static_cast<int32_t>(p.stride_rows), static_cast<int32_t>(p.stride_cols),
+                        static_cast<int32_t>(p.dilation_rows), static_cast<int32_t>(p.dilation_cols),
+                        static_cast<int32_t>(p.groups), static_cast<int32_t>(p.pad_top),
+                        static_cast<int32_t>(p.pad_left), input_buffer.get(), out_backprop_buffer.get(),
+                        output_buffer.get());
+    Status status = internal::kernel_status(result, context, selection.name);
+    if (status.ok() && options.device == Device::cuda) {
+        status = internal::finish_cuda_call(&context, output_buffer.get(),
+                                            {input_buffer.get(), out_backprop_buffer.get()});
+    }
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (internal::verbose_enabled()) internal::report_call(p.info, options.device, selection, ms);
+    return status;
+}
+
+}  // namespace
+
+Status Conv2DBackpropFilter::Compute(const ConstTensorRef &input, const ConstTensorRef &filter_sizes,
+                                     const ConstTensorRef &out_backprop, const std::vector<int> &strides,
+                                     std::string_view padding, const TensorRef &output, const Attrs &attrs,
+                                     const RunOptions &options) {
+    Prepared p;
+    GRADTUNE_RETURN_IF_ERROR(Prepare(input, filter_sizes, out_backprop, strides, padding, attrs, &p));
+    if (output.dtype != input.dtype)
+        return InvalidArgument(std::string("output has dtype ") + DataTypeString(output.dtype) + ", expected " +
+                               DataTypeString(input.dtype));
+    if (output.shape != p.filter_shape)
+        return InvalidArgument("output has shape " + ShapeString(output.shape) + ", but filter_sizes is " +
+                               ShapeString(p.filter_shape));
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("output", output));
+    return Execute(p, input, out_backprop, output, options);
+}
+
+Status Conv2DBackpropFilter::Compute(const ConstTensorRef &input, const ConstTensorRef &filter_sizes,
+                                     const ConstTensorRef &out_backprop, const std::vector<int> &strides,
+                                     std::string_view padding, Tensor *output, const Attrs &attrs,
+                                     const RunOptions &options) {
+    Prepared p;
+    GRADTUNE_RETURN_IF_ERROR(Prepare(input, filter_sizes, out_backprop, strides, padding, attrs, &p));
+    Tensor result(input.dtype, p.filter_shape);
+    GRADTUNE_RETURN_IF_ERROR(Execute(p, input, out_backprop, result.ref(), options));
+    *output = std::move(result);
+    return Status::OK();
+}
+
+namespace internal {
+
+OpEntry conv2d_backprop_filter_entry() {
+    OpEntry entry;
+    entry.spec.name = kOp;
+    entry.spec.inputs = {"input", "filter_sizes", "out_backprop"};
+    entry.spec.outputs = {"output"};
+    entry.spec.attrs = {
+        AttrSpec{"strides", AttrKind::kIntList, true, std::vector<int64_t>{}},
+        AttrSpec{"use_cudnn_on_gpu", AttrKind::kBool, false, true},
+        AttrSpec{"padding", AttrKind::kString, true, std::string()},
+        AttrSpec{"explicit_paddings", AttrKind::kIntList, false, std::vector<int64_t>{}},
+        AttrSpec{"data_format", AttrKind::kString, false, std::string("NHWC")},
+        AttrSpec{"dilations", AttrKind::kIntList, false, std::vector<int64_t>{1, 1, 1, 1}},
+    };
+    // Reads the call's inputs and attrs into the typed API's arguments.
+    auto unpack = [spec = entry.spec](const OpCall &call, ConstTensorRef *input, ConstTensorRef *filter_sizes,
+                                      ConstTensorRef *out_backprop, std::vector<int> *strides, std::string *padding,
+                                      Conv2DBackpropFilter::Attrs *attrs) -> Status {
+        GRADTUNE_RETURN_IF_ERROR(GetInput(call, "input", input));
+        GRADTUNE_RETURN_IF_ERROR(GetInput(call, "filter_sizes", filter_sizes));
+        GRADTUNE_RETURN_IF_ERROR(GetInput(call, "out_backprop", out_backprop));
+        GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "strides", strides));
+        GRADTUNE_RETURN_IF_ERROR(GetBool(call, spec, "use_cudnn_on_gpu", &attrs->use_cudnn_on_gpu_));
+        GRADTUNE_RETURN_IF_ERROR(GetString(call, spec, "padding", padding));
+        GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "explicit_paddings", &attrs->explicit_paddings_));
+        GRADTUNE_RETURN_IF_ERROR(GetString(call, spec, "data_format", &attrs->data_format_));
+        GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "dilations", &attrs->dilations_));
+        return Status::OK();
+    };
+    entry.run = [unpack](const OpCall &call, std::vector<Tensor> *outputs, const RunOptions &options) -> Status {
+        ConstTensorRef input, filter_sizes, out_backprop;
+        std::vector<int> strides;
+        std::string padding;
+        Conv2DBackpropFilter::Attrs attrs;
+        GRADTUNE_RETURN_IF_ERROR(unpack(call, &input, &filter_sizes, &out_backprop, &strides, &padding, &attrs));
+        Tensor output;
+        GRADTUNE_RETURN_IF_ERROR(Conv2DBackpropFilter::Compute(input, filter_sizes, out_backprop, strides, padding,
+                                                               &output, attrs, options));
+        outputs->clear();
+        outputs->push_back(std::move(output));
+        return Status::OK();
+    };
+    entry.describe = [unpack](const OpCall &call, CallInfo *info) -> Status {
+        ConstTensorRef input, filter_sizes, out_backprop;
+        std::vector<int> strides;
+        std::string padding;
+        Conv2DBackpropFilter::Attrs attrs;
+        GRADTUNE_RETURN_IF_ERROR(unpack(call, &input, &filter_sizes, &out_backprop, &strides, &padding, &attrs));
+        Prepared p;
+        GRADTUNE_RETURN_IF_ERROR(Prepare(input, filter_sizes, out_backprop, strides, padding, attrs, &p));
+        *info = p.info;
+        return Status::OK();
+    };
+    return entry;
+}
+
+}  // namespace internal
+
+}  // namespace gradtune

@@ -1,0 +1,274 @@
+// Conv2DBackpropInput: TF validation (spec/tf-ops.md section 6, in TF's
+// order, with TF's texts), geometry, dispatch and the kernel call.
+//
+// TF's default CPU kernel (Conv2DCustomBackpropInputOp) refuses NCHW,
+// dilations and grouped filters; gradtune supports all three (spec 15.1), so
+// those refusals are replaced by the checks of TF's dilation-capable kernel
+// (Conv2DBackpropInputOp, the GPU one) for the values that stay invalid. The
+// shape checks keep the CPU kernel's label "Conv2DCustomBackpropInput".
+#include "gradtune/conv2d_backprop_input.h"
+
+#include <chrono>
+#include <cstring>
+
+#include "conv_backprop_shape.h"
+#include "dispatch.h"
+#include "halide_call.h"
+#include "op_entry.h"
+#include "tf_checks.h"
+
+namespace gradtune {
+
+namespace {
+
+using internal::HalideBuffer;
+using tf::DataFormat;
+using tf::Padding;
+
+constexpr const char *kOp = "Conv2DBackpropInput";
+constexpr const char *kLabel = "Conv2DCustomBackpropInput";  // TF's CPU kernel label (spec 1.5)
+
+// The Halide signature of every variant (generators/conv2d_backprop_input_generator.cpp).
+using KernelSignature = int (*)(const void *user_context, int32_t call_stride_height, int32_t call_stride_width,
+                                int32_t call_dilation_height, int32_t call_dilation_width, int32_t call_groups,
+                                int32_t pad_top, int32_t pad_left, halide_buffer_t *filter,
+                                halide_buffer_t *out_backprop, halide_buffer_t *output);
+
+struct Prepared {
+    CallInfo info;
+    std::vector<int64_t> input_shape;  // the output's shape, data_format order
+    DataFormat format = DataFormat::kNHWC;
+    int64_t stride_rows = 1, stride_cols = 1, dilation_rows = 1, dilation_cols = 1;
+    int64_t groups = 1, pad_top = 0, pad_left = 0;
+    bool zeros = false;  // nothing reaches the output: out_backprop or filter is empty
+};
+
+// Whether every index the kernel computes in one spatial dimension fits in
+// int32 (Halide's index type): the padded input, the effective filter and a
+// stride of slack.
+bool FitsKernelIndices(const tf::ConvBackpropSpatialDimension &d) {
+    const int64_t effective_filter = (d.filter_size - 1) * d.dilation + 1;
+    const int64_t reach = d.input_size + d.forward_pad_before + d.forward_pad_after + effective_filter + d.stride;
+    return reach < INT32_MAX && d.output_size * d.stride < INT32_MAX;
+}
+
+Status Prepare(const ConstTensorRef &input_sizes, const ConstTensorRef &filter, const ConstTensorRef &out_backprop,
+               const std::vector<int> &strides, std::string_view padding_text, const Conv2DBackpropInput::Attrs &attrs,
+               Prepared *p) {
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("input_sizes", input_sizes));
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("filter", filter));
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("out_backprop", out_backprop));
+
+    // Op definition: T, input types, attr values.
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckAllowedType(filter.dtype, {DataType::kHalf, DataType::kBFloat16,
+                                                                 DataType::kFloat, DataType::kDouble,
+                                                                 DataType::kInt32}));
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckInputType(kOp, 0, DataType::kInt32, input_sizes.dtype));
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckInputType(kOp, 2, filter.dtype, out_backprop.dtype));
+    Padding padding;
+    GRADTUNE_RETURN_IF_ERROR(tf::ParsePadding(padding_text, &padding));
+    GRADTUNE_RETURN_IF_ERROR(tf::ParseDataFormat(attrs.data_format_, &p->format));
+    const DataFormat format = p->format;
+
+    // Kernel constructor: strides, dilations, then paddings. (TF's CPU
+    // kernel refuses NCHW here, and every dilation but 1.)
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckConv2DBackpropStrides(strides, format, StatusCode::kUnimplemented));
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckConv2DBackpropDilations(attrs.dilations_, format, StatusCode::kUnimplemented));
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckValidPadding(padding, attrs.explicit_paddings_, format));
+
+    // Compute. TF's message names input_sizes but counts out_backprop's rank.
+    if (out_backprop.dims() != 4)
+        return InvalidArgument("input_sizes must be 4-dimensional, got: " + std::to_string(out_backprop.dims()));
+    std::vector<int64_t> input_shape;
+    GRADTUNE_RETURN_IF_ERROR(
+        tf::Conv2DBackpropComputeInputShape(input_sizes, filter.shape, out_backprop.shape, format, &input_shape));
+    tf::ConvBackpropDimensions dims;
+    GRADTUNE_RETURN_IF_ERROR(tf::ConvBackpropComputeDimensionsV2(kLabel, input_shape, filter.shape,
+                                                                  out_backprop.shape, attrs.dilations_, strides,
+                                                                  padding, attrs.explicit_paddings_, format, &dims));
+    // TF's CPU kernel refuses every grouped filter here; gradtune computes
+    // the legal ones (spec 15.1: G = in_depth / Cg >= 1 groups and an output
+    // depth that is a multiple of G) and keeps TF's refusal for the rest.
+    const int64_t filter_in_depth = filter.shape[2];
+    const int64_t groups = tf::LegalConv2DGroups(dims.in_depth, filter_in_depth, dims.out_depth);
+    if (groups == 0)
+        return InvalidArgument(
+            "Gradients for grouped convolutions are not supported on CPU. Please file a feature request if you "
+            "run into this issue. Computed input depth " +
+            std::to_string(dims.in_depth) + " doesn't match filter input depth " + std::to_string(filter_in_depth));
+    // (TF then checks out_depth == filter dim 3, which ConvBackpropComputeDimensionsV2
+    // has already made true, and later that the GEMM work size is not 0 for a
+    // non-empty call (CVE-2021-29525), which cannot fail once empty
+    // out_backprop and output are handled in Execute.)
+    // An empty out_backprop gives zeros (TF's fix for CVE-2022-35999); so
+    // does a filter with no taps (TF's GEMM then adds nothing). Only calls
+    // that run a kernel need int32 indices.
+    p->zeros = out_backprop.num_elements() == 0 || filter.num_elements() == 0;
+    for (const tf::ConvBackpropSpatialDimension &d : dims.spatial_dims) {
+        if (NumElements(input_shape) > 0 && !p->zeros && !FitsKernelIndices(d))
+            return Unimplemented("gradtune: spatial sizes, paddings or strides of 2**31 or more are not supported");
+    }
+
+    const int h_dim = tf::DimIndex(format, 'H'), w_dim = tf::DimIndex(format, 'W');
+    p->input_shape = input_shape;
+    p->stride_rows = strides[h_dim];
+    p->stride_cols = strides[w_dim];
+    p->dilation_rows = attrs.dilations_[h_dim];
+    p->dilation_cols = attrs.dilations_[w_dim];
+    p->groups = groups;
+    p->pad_top = dims.spatial_dims[0].forward_pad_before;
+    p->pad_left = dims.spatial_dims[1].forward_pad_before;
+    p->info.op = kOp;
+    p->info.dtype = DataTypeName(filter.dtype);
+    p->info.data_format = tf::DataFormatName(format);
+    p->info.structure = {{"dilation_height", static_cast<int>(p->dilation_rows)},
+                         {"dilation_width", static_cast<int>(p->dilation_cols)},
+                         {"filter_height", static_cast<int>(filter.shape[0])},
+                         {"filter_width", static_cast<int>(filter.shape[1])},
+                         {"groups", static_cast<int>(groups)},
+                         {"stride_height", static_cast<int>(p->stride_rows)},
+                         {"stride_width", static_cast<int>(p->stride_cols)}};
+    p->info.padding = tf::PaddingName(padding);
+    p->info.shape = {{"N", dims.batch_size},
+                     {"H", dims.spatial_dims[0].input_size},
+                     {"W", dims.spatial_dims[1].input_size},
+                     {"C", dims.in_depth},
+                     {"O", dims.out_depth}};
+    return Status::OK();
+}
+
+Status Execute(const Prepared &p, const ConstTensorRef &filter, const ConstTensorRef &out_backprop,
+               const TensorRef &output, const RunOptions &options) {
+    if (output.num_elements() == 0) return Status::OK();
+    if (p.zeros) {
+        std::memset(output.data, 0, static_cast<size_t>(output.num_elements()) * DataTypeSize(output.dtype));
+        return Status::OK();
+    }
+    for (int64_t n : {output.num_elements(), out_backprop.num_elements(), filter.num_elements()}) {
+        if (n > INT32_MAX)
+            return Unimplemented("gradtune: tensors of 2**31 or more elements are not supported");
+    }
+    internal::Selection selection;
+    GRADTUNE_RETURN_IF_ERROR(internal::select_kernel(p.info, options, &selection));
+    if (options.device == Device::cuda) {
+        std::string why;
+        if (!internal::cuda_available(&why)) return Unavailable("device=cuda: " + why);
+    }
+    internal::install_halide_handlers();
+
+    // Halide dimension orders (innermost first): activations (c, w, h, n);
+    // the filter [FH, FW, Cg, O] as (o, ci, fw, fh).
+    const std::array<int, 4> activations = p.format == DataFormat::kNHWC ? std::array<int, 4>{3, 2, 1, 0}
+                                                                         : std::array<int, 4>{1, 3, 2, 0};
+    HalideBuffer filter_buffer(filter.dtype, filter.shape, filter.data, {3, 2, 1, 0});
+    HalideBuffer out_backprop_buffer(out_backprop.dtype, out_backprop.shape, out_backprop.data, activations);
+    HalideBuffer output_buffer(output.dtype, output.shape, output.data, activations);
+
+    internal::CallContext context;
+    const auto start = std::chrono::steady_clock::now();
+    auto kernel = reinterpret_cast<KernelSignature>(selection.function);
+    int result = kernel(&context, static_cast<int32_t>(p.stride_rows), static_cast<int32_t>(p.stride_cols),
+                        static_cast<int32_t>(p.dilation_rows), static_cast<int32_t>(p.dilation_cols),
+                        static_cast<int32_t>(p.groups), static_cast<int32_t>(p.pad_top),
+                        static_cast<int32_t>(p.pad_left), filter_buffer.get(), out_backprop_buffer.get(),
+                        output_buffer.get());
+    Status status = internal::kernel_status(result, context, selection.name);
+    if (status.ok() && options.device == Device::cuda) {
+        status = internal::finish_cuda_call(&context, output_buffer.get(),
+                                            {filter_buffer.get(), out_backprop_buffer.get()});
+    }
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (internal::verbose_enabled()) internal::report_call(p.info, options.device, selection, ms);
+    return status;
+}
+
+}  // namespace
+
+Status Conv2DBackpropInput::Compute(const ConstTensorRef &input_sizes, const ConstTensorRef &filter,
+                                    const ConstTensorRef &out_backprop, const std::vector<int> &strides,
+                                    std::string_view padding, const TensorRef &output, const Attrs &attrs,
+                                    const RunOptions &options) {
+    Prepared p;
+    GRADTUNE_RETURN_IF_ERROR(Prepare(input_sizes, filter, out_backprop, strides, padding, attrs, &p));
+    if (output.dtype != filter.dtype)
+        return InvalidArgument(std::string("output has dtype ") + DataTypeString(output.dtype) + ", expected " +
+                               DataTypeString(filter.dtype));
+    if (output.shape != p.input_shape)
+        return InvalidArgument("output has shape " + ShapeString(output.shape) + ", but input_sizes is " +
+                               ShapeString(p.input_shape));
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("output", output));
+    return Execute(p, filter, out_backprop, output, options);
+}
+
+Status Conv2DBackpropInput::Compute(const ConstTensorRef &input_sizes, const ConstTensorRef &filter,
+                                    const ConstTensorRef &out_backprop, const std::vector<int> &strides,
+                                    std::string_view padding, Tensor *output, const Attrs &attrs,
+                                    const RunOptions &options) {
+    Prepared p;
+    GRADTUNE_RETURN_IF_ERROR(Prepare(input_sizes, filter, out_backprop, strides, padding, attrs, &p));
+    Tensor result(filter.dtype, p.input_shape);
+    GRADTUNE_RETURN_IF_ERROR(Execute(p, filter, out_backprop, result.ref(), options));
+    *output = std::move(result);
+    return Status::OK();
+}
+
+namespace internal {
+
+OpEntry conv2d_backprop_input_entry() {
+    OpEntry entry;
+    entry.spec.name = kOp;
+    entry.spec.inputs = {"input_sizes", "filter", "out_backprop"};
+    entry.spec.outputs = {"output"};
+    entry.spec.attrs = {
+        AttrSpec{"strides", AttrKind::kIntList, true, std::vector<int64_t>{}},
+        AttrSpec{"use_cudnn_on_gpu", AttrKind::kBool, false, true},
+        AttrSpec{"padding", AttrKind::kString, true, std::string()},
+        AttrSpec{"explicit_paddings", AttrKind::kIntList, false, std::vector<int64_t>{}},
+        AttrSpec{"data_format", AttrKind::kString, false, std::string("NHWC")},
+        AttrSpec{"dilations", AttrKind::kIntList, false, std::vector<int64_t>{1, 1, 1, 1}},
+    };
+    // Reads the call's inputs and attrs into the typed API's arguments.
+    auto unpack = [spec = entry.spec](const OpCall &call, ConstTensorRef *input_sizes, ConstTensorRef *filter,
+                                      ConstTensorRef *out_backprop, std::vector<int> *strides, std::string *padding,
+                                      Conv2DBackpropInput::Attrs *attrs) -> Status {
+        GRADTUNE_RETURN_IF_ERROR(GetInput(call, "input_sizes", input_sizes));
+        GRADTUNE_RETURN_IF_ERROR(GetInput(call, "filter", filter));
+        GRADTUNE_RETURN_IF_ERROR(GetInput(call, "out_backprop", out_backprop));
+        GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "strides", strides));
+        GRADTUNE_RETURN_IF_ERROR(GetBool(call, spec, "use_cudnn_on_gpu", &attrs->use_cudnn_on_gpu_));
+        GRADTUNE_RETURN_IF_ERROR(GetString(call, spec, "padding", padding));
+        GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "explicit_paddings", &attrs->explicit_paddings_));
+        GRADTUNE_RETURN_IF_ERROR(GetString(call, spec, "data_format", &attrs->data_format_));
+        GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "dilations", &attrs->dilations_));
+        return Status::OK();
+    };
+    entry.run = [unpack](const OpCall &call, std::vector<Tensor> *outputs, const RunOptions &options) -> Status {
+        ConstTensorRef input_sizes, filter, out_backprop;
+        std::vector<int> strides;
+        std::string padding;
+        Conv2DBackpropInput::Attrs attrs;
+        GRADTUNE_RETURN_IF_ERROR(unpack(call, &input_sizes, &filter, &out_backprop, &strides, &padding, &attrs));
+        Tensor output;
+        GRADTUNE_RETURN_IF_ERROR(Conv2DBackpropInput::Compute(input_sizes, filter, out_backprop, strides, padding,
+                                                              &output, attrs, options));
+        outputs->clear();
+        outputs->push_back(std::move(output));
+        return Status::OK();
+    };
+    entry.describe = [unpack](const OpCall &call, CallInfo *info) -> Status {
+        ConstTensorRef input_sizes, filter, out_backprop;
+        std::vector<int> strides;
+        std::string padding;
+        Conv2DBackpropInput::Attrs attrs;
+        GRADTUNE_RETURN_IF_ERROR(unpack(call, &input_sizes, &filter, &out_backprop, &strides, &padding, &attrs));
+        Prepared p;
+        GRADTUNE_RETURN_IF_ERROR(Prepare(input_sizes, filter, out_backprop, strides, padding, attrs, &p));
+        *info = p.info;
+        return Status::OK();
+    };
+    return entry;
+}
+
+}  // namespace internal
+
+}  // namespace gradtune

@@ -1,0 +1,176 @@
+// apply() for Conv2DBackpropFilter. Knob meanings and legal values:
+// conv2d_backprop_filter_space.cpp.
+//
+// The reduction over every out_backprop position (N * OH * OW, 100k for a
+// ResNet-50 layer at batch 32) is split into blocks of rows_per_block rows of
+// images_per_block images. rfactor turns the block into an intermediate,
+// block_sum(o, ci, fw, fh, block), computed one register tile at a time:
+//   for each block (serial):          stage the block's out_backprop / input
+//     parallel for each filter tile:  block_sum tile = sum over the block (registers)
+//                                     accumulator tile += block_sum tile
+// so the block's data is reused from cache by every tile, and the filter
+// gradient is read and written once per block.
+#include "conv2d_backprop_filter.h"
+
+#include "halide_knobs.h"
+
+namespace gradtune {
+
+namespace {
+
+using namespace Halide;
+
+// Names shared by both specialisation branches, so that producers can be
+// computed at the same loop in both.
+struct Loops {
+    Var o_tile{"o_tile"}, o_lane{"o_lane"}, ci_tile{"ci_tile"}, ci_pos{"ci_pos"};
+    Var fw_tile{"fw_tile"}, fw_pos{"fw_pos"}, tile{"tile"}, tile_a{"tile_a"}, tile_b{"tile_b"};
+    RVar oh_block{"oh_block"}, oh_in{"oh_in"}, n_block{"n_block"}, n_in{"n_in"};
+    Var block_oh{"block_oh"}, block_n{"block_n"};
+};
+
+// Splits the reduction into blocks and returns the per-block intermediate.
+// After this, the accumulator's update adds block_sum(..., oh_block, n_block)
+// over the blocks.
+Func split_into_blocks(Conv2DBackpropFilterPipeline &p, const Loops &l, int rows, int images) {
+    RVar oh = p.positions.y, n = p.positions.z;
+    Stage update = p.accumulator.update();
+    update.split(oh, l.oh_block, l.oh_in, rows, TailStrategy::GuardWithIf)
+        .split(n, l.n_block, l.n_in, images, TailStrategy::GuardWithIf);
+    return update.rfactor({{l.oh_block, l.block_oh}, {l.n_block, l.block_n}});
+}
+
+// The full-tile branch of the merge stage: register tiles of o_size output
+// channels x ci_size input channels x fw_size filter columns, all tiles of a
+// block in parallel, blocks outermost. RoundUp: the branch is taken only when
+// o_size divides Cout; past Cg and FW the accumulator is rounded up.
+void tile_merge(Stage merge, const Conv2DBackpropFilterPipeline &p, const Loops &l, int o_size, int ci_size,
+                int fw_size, bool ci_outer, int vector) {
+    merge.split(p.o, l.o_tile, l.o_lane, o_size, TailStrategy::RoundUp)
+        .split(p.ci, l.ci_tile, l.ci_pos, ci_size, TailStrategy::RoundUp)
+        .split(p.fw, l.fw_tile, l.fw_pos, fw_size, TailStrategy::RoundUp);
+    const Var inner_tile = ci_outer ? l.o_tile : l.ci_tile, outer_tile = ci_outer ? l.ci_tile : l.o_tile;
+    merge.reorder(l.o_lane, l.ci_pos, l.fw_pos, inner_tile, outer_tile, l.fw_tile, p.fh, l.oh_block, l.n_block)
+        .fuse(inner_tile, outer_tile, l.tile_a)
+        .fuse(l.tile_a, l.fw_tile, l.tile_b)
+        .fuse(l.tile_b, p.fh, l.tile)
+        .parallel(l.tile)
+        .vectorize(l.o_lane, vector, TailStrategy::GuardWithIf)
+        .unroll(l.ci_pos)
+        .unroll(l.fw_pos);
+}
+
+void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropFilterPipeline &p) {
+    const bool nhwc = s.data_format == "NHWC";
+    const int vector = k.at("vector_width");
+    const int o_size = vector * k.at("vectors_per_tile"), ci_size = k.at("tile_ci"), fw_size = k.at("tile_fw");
+    Loops l;
+    Func block_sum = split_into_blocks(p, l, k.at("rows_per_block"), k.at("images_per_block"));
+
+    // The accumulator holds the filter gradient in the accumulator type
+    // (float32 for 16-bit T) across blocks; the output rounds it once.
+    p.accumulator.compute_root().vectorize(p.o, vector, TailStrategy::RoundUp).parallel(p.fh);
+    p.output.vectorize(p.o, vector, TailStrategy::GuardWithIf).parallel(p.fh);
+
+    // Full tiles: whole vectors of output channels (a tile never runs past
+    // Cout, so out_backprop is read in bounds without a boundary condition);
+    // the input-channel and filter-column tiles may run past Cg and FW: the
+    // input reads zero there and the accumulator is rounded up, so the extra
+    // lanes cost work but no checks. Grouped calls (per-lane groups) and
+    // small extents take one vector of channels per tile.
+    Expr full = p.out_depth % o_size == 0 && p.out_depth >= o_size && p.group_in_depth >= ci_size &&
+                p.filter_width >= fw_size;
+    if (!is_const(p.groups)) full = full && p.groups == 1;
+    tile_merge(p.accumulator.update().specialize(full), p, l, o_size, ci_size, fw_size, k.at("ci_outer"), vector);
+    // The small branch: one (guarded) vector of output channels per tile,
+    // the tile loop innermost and serial: fused into the parallel loop,
+    // Halide could not bound the guarded vector loop of block_sum by a
+    // constant. It is renamed `tile` so that block_sum is computed at the
+    // same loop name in both branches.
+    Var rest{"rest"};
+    p.accumulator.update()
+        .split(p.o, l.o_tile, l.o_lane, vector, TailStrategy::GuardWithIf)
+        .reorder(l.o_lane, l.o_tile, p.ci, p.fw, p.fh, l.oh_block, l.n_block)
+        .fuse(p.ci, p.fw, l.tile_a)
+        .fuse(l.tile_a, p.fh, rest)
+        .parallel(rest)
+        .vectorize(l.o_lane)
+        .rename(l.o_tile, l.tile);
+
+    // The block's partial sums for one tile stay in registers over the
+    // block's positions: columns innermost, then rows, then images.
+    block_sum.compute_at(p.accumulator, l.tile)
+        .vectorize(p.o, vector, TailStrategy::GuardWithIf)
+        .unroll(p.o)
+        .unroll(p.ci)
+        .unroll(p.fw);
+    RVar ow = p.positions.x;
+    Stage update = block_sum.update();
+    const int unroll = k.at("unroll_reduction");
+    if (unroll > 1) {
+        RVar ow_outer("ow_outer"), ow_inner("ow_inner");
+        update.split(ow, ow_outer, ow_inner, unroll, TailStrategy::GuardWithIf)
+            .reorder(p.o, p.ci, p.fw, ow_inner, ow_outer, l.oh_in, l.n_in)
+            .unroll(ow_inner);
+    } else {
+        update.reorder(p.o, p.ci, p.fw, ow, l.oh_in, l.n_in);
+    }
+    update.vectorize(p.o, vector, TailStrategy::GuardWithIf).unroll(p.o).unroll(p.ci).unroll(p.fw);
+
+    // Staging copies the block's slice once, channels innermost, in
+    // parallel: dense channel loads in both layouts (NCHW is transposed here)
+    // and, for the input, no boundary selects in the reduction.
+    if (k.at("stage_out_backprop")) {
+        const std::vector<Var> v = p.out_backprop.args();  // (o, ow, oh, n)
+        p.out_backprop.compute_at(p.accumulator, l.oh_block)
+            .vectorize(nhwc ? v[0] : v[1], vector, TailStrategy::GuardWithIf)
+            .parallel(v[1]);
+    }
+    if (k.at("stage_input")) {
+        const std::vector<Var> v = p.input.args();  // (c, w, h, n)
+        p.input.compute_at(p.accumulator, l.oh_block)
+            .vectorize(nhwc ? v[0] : v[1], vector, TailStrategy::GuardWithIf)
+            .parallel(v[1]);
+    }
+}
+
+void apply_cuda(const Knobs &k, const Structure &, Conv2DBackpropFilterPipeline &p) {
+    Loops l;
+    Func block_sum = split_into_blocks(p, l, k.at("rows_per_block"), k.at("images_per_block"));
+    const int threads_o = k.at("threads_inner"), threads_ci = k.at("threads_other");
+    Var o_block{"o_block"}, o_thread{"o_thread"}, ci_block{"ci_block"}, ci_thread{"ci_thread"}, tap{"tap"};
+
+    // One thread per filter element: threads along o (coalesced
+    // out_backprop reads in NHWC) and ci.
+    p.accumulator.compute_root()
+        .fuse(p.fw, p.fh, tap)
+        .gpu_tile(p.o, p.ci, o_block, ci_block, o_thread, ci_thread, threads_o, threads_ci,
+                  TailStrategy::GuardWithIf)
+        .gpu_blocks(tap);
+    // Every block of the reduction is one kernel launch; each thread sums
+    // its element over the block in a register, then adds it once.
+    p.accumulator.update()
+        .fuse(p.fw, p.fh, tap)
+        .split(p.o, o_block, o_thread, threads_o, TailStrategy::GuardWithIf)
+        .split(p.ci, ci_block, ci_thread, threads_ci, TailStrategy::GuardWithIf)
+        .reorder(o_thread, ci_thread, o_block, ci_block, tap, l.oh_block, l.n_block)
+        .gpu_threads(o_thread, ci_thread)
+        .gpu_blocks(o_block, ci_block, tap);
+    block_sum.compute_at(p.accumulator, ci_thread);
+    p.output.fuse(p.fw, p.fh, tap)
+        .gpu_tile(p.o, p.ci, o_block, ci_block, o_thread, ci_thread, threads_o, threads_ci, TailStrategy::GuardWithIf)
+        .gpu_blocks(tap);
+}
+
+}  // namespace
+
+void apply(const Knobs &knobs, const Structure &structure, Conv2DBackpropFilterPipeline &pipeline,
+           const Target &target) {
+    if (device_of(target) == Device::cuda) {
+        apply_cuda(knobs, structure, pipeline);
+    } else {
+        apply_cpu(knobs, structure, pipeline);
+    }
+}
+
+}  // namespace gradtune

@@ -1,0 +1,102 @@
+// Schedule space of Conv2DBackpropFilter (Halide-free; apply() is in
+// conv2d_backprop_filter.cpp).
+//
+// The op is a GEMM with a huge reduction (every out_backprop position) and a
+// small result (the filter), compute bound like the input gradient. The CPU
+// space (see the loop structure at the top of conv2d_backprop_filter.cpp):
+//   - a register tile of (vector_width * vectors_per_tile) output channels
+//     (unit stride in the filter and, in NHWC, in out_backprop) x tile_ci
+//     input channels x tile_fw filter columns: per out_backprop position it
+//     loads vectors_per_tile out_backprop vectors and tile_ci * tile_fw input
+//     broadcasts;
+//   - the reduction runs in blocks of rows_per_block rows x images_per_block
+//     images: bigger blocks read and write the filter gradient less often,
+//     smaller ones keep the block's data in cache for all tiles;
+//   - ci_outer orders the parallel tiles (which operand stays in cache);
+//   - unroll_reduction unrolls the loop over out_backprop columns;
+//   - stage_input / stage_out_backprop copy each block once, channels
+//     innermost (no boundary selects; NCHW transposed).
+// CUDA: one thread per filter element (threads_inner along o, threads_other
+// along ci), one kernel per reduction block.
+#include "knob_space.h"
+
+#include <algorithm>
+#include <string>
+
+namespace gradtune {
+
+namespace {
+
+// Bytes of the accumulator: 16-bit floats accumulate in float32.
+int accumulator_bytes(const std::string &dtype) { return dtype == "float64" ? 8 : 4; }
+
+const Knob kRowsPerBlock{"rows_per_block", {1, 2, 4, 8, 16, 32, 64}, 8, "out_backprop rows per reduction block"};
+
+KnobSpace cpu_space(const Structure &s) {
+    const int bytes = accumulator_bytes(s.dtype);
+    const int native = 64 / bytes;  // one AVX-512 register
+    KnobSpace space;
+    space.knobs = {
+        {"vector_width", {4, 8, 16, 32}, native, "accumulator lanes per vector along the output channels"},
+        {"vectors_per_tile", {1, 2, 3, 4}, 2, "vectors of output channels per register tile"},
+        {"tile_ci", {1, 2, 3, 4, 5, 6, 7, 8}, 4, "input channels per register tile (broadcast operands)"},
+        {"tile_fw", {1, 2, 3}, 1, "filter columns per register tile (share the out_backprop vectors)"},
+        {"ci_outer", {0, 1}, 0, "1: input-channel tiles outside output-channel tiles in the parallel loop"},
+        {"unroll_reduction", {1, 2, 4}, 1, "unroll factor of the loop over out_backprop columns"},
+        {"stage_input", {0, 1}, 1, "1: copy each block's zero-padded input slice, channels innermost"},
+        {"stage_out_backprop", {0, 1}, 1, "1: copy each block's out_backprop slice, channels innermost"},
+        kRowsPerBlock,
+        {"images_per_block", {1, 2, 4, 8, 16, 32}, 2, "images per reduction block"},
+    };
+    space.constraint = [=](const Knobs &k) -> std::string {
+        const int vector_bytes = k.at("vector_width") * bytes;
+        if (vector_bytes < 16 || vector_bytes > 256)
+            return "a vector of " + std::to_string(vector_bytes) + " bytes (legal: 16..256)";
+        const int registers_per_vector = std::max(1, vector_bytes / 64);
+        // Accumulators, plus the out_backprop vectors and one broadcast of an
+        // inner iteration.
+        const int accumulators = k.at("vectors_per_tile") * k.at("tile_ci") * k.at("tile_fw");
+        const int registers = (accumulators + k.at("vectors_per_tile")) * registers_per_vector + 1;
+        if (registers > 32)
+            return "the register tile needs " + std::to_string(registers) + " vector registers (max 32)";
+        const int filter_w = s.fixed.at("filter_width");
+        if (filter_w > 0 && k.at("tile_fw") > filter_w)
+            return "tile_fw " + std::to_string(k.at("tile_fw")) + " is wider than the filter";
+        return "";
+    };
+    return space;
+}
+
+KnobSpace cuda_space(const Structure &) {
+    KnobSpace space;
+    space.knobs = {
+        {"threads_inner", {8, 16, 32, 64, 128}, 32, "threads along output channels (coalesced)"},
+        {"threads_other", {1, 2, 4, 8, 16}, 8, "threads along input channels"},
+        kRowsPerBlock,
+        {"images_per_block", {1, 2, 4, 8, 16, 32}, 4, "images per reduction block (one kernel launch each)"},
+    };
+    space.constraint = [](const Knobs &k) -> std::string {
+        const int threads = k.at("threads_inner") * k.at("threads_other");
+        if (threads < 32 || threads > 1024) return std::to_string(threads) + " threads per block (legal: 32..1024)";
+        return "";
+    };
+    return space;
+}
+
+}  // namespace
+
+OpSchema conv2d_backprop_filter_schema() {
+    OpSchema op;
+    op.name = "Conv2DBackpropFilter";
+    op.dtypes = {"float16", "bfloat16", "float32", "float64"};
+    op.data_formats = {"NHWC", "NCHW"};
+    op.structure_params = {"dilation_height", "dilation_width", "filter_height", "filter_width",
+                           "groups",          "stride_height",  "stride_width"};
+    op.devices = {Device::cpu, Device::cuda};
+    op.space = [](Device device, const Structure &s) {
+        return device == Device::cpu ? cpu_space(s) : cuda_space(s);
+    };
+    return op;
+}
+
+}  // namespace gradtune

@@ -1,0 +1,230 @@
+// apply() for Conv2DBackpropInput. Knob meanings and legal values:
+// conv2d_backprop_input_space.cpp.
+#include "conv2d_backprop_input.h"
+
+#include <optional>
+#include <vector>
+
+#include "halide_knobs.h"
+
+namespace gradtune {
+
+namespace {
+
+using namespace Halide;
+
+// Names shared by every specialisation branch, so that producers can be
+// computed at the same loop in all of them.
+struct Loops {
+    Var inner_tile{"inner_tile"}, inner_lane{"inner_lane"};
+    Var other_tile{"other_tile"}, other_pos{"other_pos"};
+    Var row_tile{"row_tile"}, row_pos{"row_pos"};
+    Var task{"task"}, task_n{"task_n"}, channel_task{"channel_task"};
+};
+
+// The loop structure a set of CPU knobs asks for, the same in every branch.
+struct CpuPlan {
+    bool vectorize_channels = true;  // vector lanes along c (else along x)
+    bool channel_outer = false, channel_tasks = false;
+    int vector = 16;
+};
+
+// Tiles one branch of the output into register tiles of inner x other x rows
+// (inner = the vectorised dimension) and parallel tasks of rows_per_task tile
+// rows. `tail` handles extents that the tile does not divide: ShiftInwards
+// for a full-tile branch (extents >= tile), GuardWithIf otherwise. Returns
+// the innermost loop outside the register tile, where the accumulator goes.
+Var tile_cpu(Stage stage, const Conv2DBackpropInputPipeline &p, const CpuPlan &plan, const Loops &l,
+             int inner_size, int other_size, int rows, int rows_per_task, TailStrategy tail) {
+    const Var inner = plan.vectorize_channels ? p.c : p.x;
+    const Var other = plan.vectorize_channels ? p.x : p.c;
+    stage.split(inner, l.inner_tile, l.inner_lane, inner_size, tail)
+        .split(other, l.other_tile, l.other_pos, other_size, tail)
+        .split(p.y, l.row_tile, l.row_pos, rows, tail)
+        .split(l.row_tile, l.task, l.row_tile, rows_per_task, TailStrategy::GuardWithIf);
+    const Var channel_tile = plan.vectorize_channels ? l.inner_tile : l.other_tile;
+    const Var spatial_tile = plan.vectorize_channels ? l.other_tile : l.inner_tile;
+
+    std::vector<VarOrRVar> order = {l.inner_lane, l.other_pos, l.row_pos};
+    if (plan.channel_tasks) {
+        order.insert(order.end(), {spatial_tile, l.row_tile, l.task, channel_tile});
+    } else if (plan.channel_outer) {
+        order.insert(order.end(), {spatial_tile, l.row_tile, channel_tile, l.task});
+    } else {
+        order.insert(order.end(), {channel_tile, spatial_tile, l.row_tile, l.task});
+    }
+    order.push_back(p.n);
+    stage.reorder(order);
+    if (plan.channel_tasks) {
+        stage.fuse(l.task, channel_tile, l.channel_task).fuse(l.channel_task, p.n, l.task_n);
+    } else {
+        stage.fuse(l.task, p.n, l.task_n);
+    }
+    stage.parallel(l.task_n).vectorize(l.inner_lane, plan.vector, TailStrategy::GuardWithIf);
+    return order[3].var;
+}
+
+// The stride of a dimension when the variant fixes it, else 1.
+int fixed_stride(const Expr &stride) {
+    const std::optional<int64_t> value = as_const_int(stride);
+    return value ? static_cast<int>(*value) : 1;
+}
+
+void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeline &p) {
+    const bool nhwc = s.data_format == "NHWC";
+    CpuPlan plan;
+    plan.vectorize_channels = nhwc || k.at("vectorize_channels");
+    plan.channel_outer = k.at("channel_outer");
+    plan.channel_tasks = k.at("channel_tasks");
+    plan.vector = k.at("vector_width");
+    const int inner_size = plan.vector * k.at("vectors_per_tile");
+    const int other_size = k.at("tile_other"), rows = k.at("tile_y");
+    const int rows_per_task = k.at("rows_per_task");
+    Loops l;
+
+    // Full register tiles when the extents allow, else one vector per
+    // position. The fast branch also wants an ungrouped call (dense channel
+    // loads) and, where the strides are run-time values, stride 1: a tile of
+    // consecutive columns of a strided call mixes tap phases, and
+    // specialising on stride == 1 folds the tap predicates away.
+    Expr inner_extent = plan.vectorize_channels ? p.channels : p.width;
+    Expr other_extent = plan.vectorize_channels ? p.width : p.channels;
+    Expr fast = inner_extent >= inner_size && other_extent >= other_size && p.height >= rows;
+    if (!is_const(p.groups)) fast = fast && p.groups == 1;
+    if (!is_const(p.stride_width)) fast = fast && p.stride_width == 1;
+    if (!is_const(p.stride_height)) fast = fast && p.stride_height == 1;
+    Stage full = p.output.specialize(fast);
+    const Var tile_loop =
+        tile_cpu(full, p, plan, l, inner_size, other_size, rows, rows_per_task, TailStrategy::ShiftInwards);
+    // The small-extent branch keeps channel tiles out of the parallel loop:
+    // fused there, Halide cannot bound the guarded vector loop of the
+    // accumulator by a constant. The innermost tile loop stays the same.
+    CpuPlan small = plan;
+    if (small.channel_tasks) {
+        small.channel_tasks = false;
+        small.channel_outer = true;
+    }
+    tile_cpu(p.output, p, small, l, plan.vector, 1, 1, rows_per_task * rows, TailStrategy::GuardWithIf);
+
+    // The accumulator tile lives in registers for the whole reduction over
+    // the group's output channels and the valid taps.
+    const Var acc_inner = plan.vectorize_channels ? p.c : p.x;
+    const Var acc_other = plan.vectorize_channels ? p.x : p.c;
+    p.accumulator.compute_at(p.output, tile_loop)
+        .vectorize(acc_inner, plan.vector, TailStrategy::GuardWithIf)
+        .unroll(acc_inner)
+        .unroll(acc_other)
+        .unroll(p.y);
+
+    // The reduction: register tile innermost, then the group's output
+    // channels, then the taps. With a compile-time stride s > 1 the tile's
+    // columns (rows) are visited one tap phase at a time: x = x_min + s * q +
+    // phase with the phase loop outside the reduction, so every column of
+    // the unrolled body uses the same taps and the tap predicates are
+    // uniform. The tile's columns need not be a multiple of s (GuardWithIf).
+    Stage update = p.accumulator.update();
+    std::vector<VarOrRVar> tile = {acc_inner}, phases;
+    const int stride_x = fixed_stride(p.stride_width), stride_y = fixed_stride(p.stride_height);
+    if (plan.vectorize_channels && stride_x > 1) {
+        Var quotient("x_quot"), phase("x_phase");
+        update.split(p.x, quotient, phase, stride_x, TailStrategy::GuardWithIf);
+        tile.push_back(quotient);
+        phases.push_back(phase);
+    } else {
+        tile.push_back(acc_other);
+    }
+    if (rows > 1 && stride_y > 1) {
+        Var quotient("y_quot"), phase("y_phase");
+        update.split(p.y, quotient, phase, stride_y, TailStrategy::GuardWithIf);
+        tile.push_back(quotient);
+        phases.push_back(phase);
+    } else if (rows > 1) {
+        tile.push_back(p.y);
+    } else {
+        phases.push_back(p.y);  // a single row: keep it outside the reduction
+    }
+    // Output channels: optionally in blocks of channel_block with the taps
+    // inside a block (the block's filter and out_backprop slices stay in L1
+    // across the taps), the innermost channel loop unrolled by
+    // unroll_reduction.
+    RVar r_o = p.taps.x, col_tap = p.taps.y, row_tap = p.taps.z;
+    RVar o_block("o_block"), o_in_block("o_in_block"), o_unrolled("o_unrolled"), o_rest("o_rest");
+    std::vector<VarOrRVar> order = tile;
+    const int block = k.at("channel_block"), unroll = k.at("unroll_reduction");
+    RVar channels = r_o;
+    if (block > 0) {
+        update.split(r_o, o_block, o_in_block, block, TailStrategy::GuardWithIf);
+        channels = o_in_block;
+    }
+    if (unroll > 1) {
+        update.split(channels, o_rest, o_unrolled, unroll, TailStrategy::GuardWithIf);
+        order.insert(order.end(), {o_unrolled, o_rest});
+    } else {
+        order.push_back(channels);
+    }
+    order.insert(order.end(), {col_tap, row_tap});
+    if (block > 0) order.push_back(o_block);
+    order.insert(order.end(), phases.begin(), phases.end());
+    update.reorder(order);
+    update.vectorize(acc_inner, plan.vector, TailStrategy::GuardWithIf);
+    for (const VarOrRVar &v : tile) update.unroll(v.var);
+    if (unroll > 1) update.unroll(o_unrolled);
+    if (k.at("unroll_taps")) update.unroll(col_tap).unroll(row_tap);
+
+    if (k.at("stage_out_backprop")) {
+        // A zero-padded copy of the task's out_backprop rows, channels
+        // innermost: no boundary selects in the reduction, dense loads along
+        // the output channels in both layouts.
+        Var o = p.out_backprop.args()[0], ow = p.out_backprop.args()[1];
+        p.out_backprop.compute_at(p.output, l.task_n).vectorize(nhwc ? o : ow, plan.vector, TailStrategy::GuardWithIf);
+    }
+    if (k.at("pack_filter")) {
+        // The filter transposed to (c, o, fw, fh) once per call: the
+        // reduction loads vectors along c instead of gathering with a
+        // stride of Cout.
+        p.filter_packed.compute_root().vectorize(p.c, plan.vector, TailStrategy::GuardWithIf).parallel(p.fh);
+    }
+}
+
+void apply_cuda(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeline &p) {
+    const bool nhwc = s.data_format == "NHWC";
+    // Threads along the unit-stride dimension (coalesced stores).
+    Var inner = nhwc ? p.c : p.x, other = nhwc ? p.x : p.c;
+    Var inner_block{"inner_block"}, inner_thread{"inner_thread"};
+    Var other_block{"other_block"}, other_thread{"other_thread"}, other_pos{"other_pos"};
+    Var row_block{"row_block"}, row_thread{"row_thread"}, row_block_n{"row_block_n"};
+    const int per_thread = k.at("other_per_thread");
+    p.output.split(inner, inner_block, inner_thread, k.at("threads_inner"), TailStrategy::GuardWithIf)
+        .split(other, other_block, other_thread, k.at("threads_other") * per_thread, TailStrategy::GuardWithIf)
+        .split(other_thread, other_thread, other_pos, per_thread, TailStrategy::GuardWithIf)
+        .split(p.y, row_block, row_thread, k.at("threads_y"), TailStrategy::GuardWithIf)
+        .reorder(other_pos, inner_thread, other_thread, row_thread, inner_block, other_block, row_block, p.n)
+        .fuse(row_block, p.n, row_block_n)
+        .gpu_blocks(inner_block, other_block, row_block_n)
+        .gpu_threads(inner_thread, other_thread, row_thread)
+        .unroll(other_pos);
+    // One thread accumulates its positions in registers, reducing over the
+    // output channels innermost.
+    p.accumulator.compute_at(p.output, inner_thread).unroll(other);
+    p.accumulator.update().reorder(other, p.taps.x, p.taps.y, p.taps.z).unroll(other);
+    if (k.at("pack_filter")) {
+        // Channel-major filter: neighbouring threads (along c in NHWC) read
+        // neighbouring words.
+        Var c_block{"c_block"}, c_thread{"c_thread"}, o_block{"o_block"}, o_thread{"o_thread"};
+        p.filter_packed.compute_root()
+            .gpu_tile(p.c, p.o, c_block, o_block, c_thread, o_thread, 32, 8, TailStrategy::GuardWithIf);
+    }
+}
+
+}  // namespace
+
+void apply(const Knobs &knobs, const Structure &structure, Conv2DBackpropInputPipeline &pipeline,
+           const Target &target) {
+    if (device_of(target) == Device::cuda) {
+        apply_cuda(knobs, structure, pipeline);
+    } else {
+        apply_cpu(knobs, structure, pipeline);
+    }
+}
+
+}  // namespace gradtune

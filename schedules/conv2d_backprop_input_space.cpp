@@ -1,0 +1,118 @@
+// Schedule space of Conv2DBackpropInput (Halide-free; apply() is in
+// conv2d_backprop_input.cpp).
+//
+// The op is compute bound (24-490 FLOP/byte on the ResNet-50 layers of
+// spec/benchmark-shapes.md), so the CPU space is about keeping the FMA units
+// busy (notes/halide-lessons.md: a direct formulation reached 93% of peak):
+//   - a register tile of (vector_width * vectors_per_tile) channels (the
+//     vectorised, unit-stride dimension in NHWC) x tile_other columns x
+//     tile_y rows of dIn accumulates over the group's output channels and the
+//     valid filter taps: per output channel it loads vectors_per_tile filter
+//     vectors and tile_other * tile_y broadcasts of out_backprop;
+//   - channel_block blocks the reduction over output channels (taps inside a
+//     block: its filter and out_backprop slices stay in L1);
+//     unroll_reduction / unroll_taps trade loop overhead against code size;
+//   - tasks of rows_per_task tile rows (and, with channel_tasks, one channel
+//     tile each) run in parallel; the task count should be a multiple of the
+//     thread count;
+//   - pack_filter transposes the HWIO filter once so that the vectors along
+//     c are dense, stage_out_backprop copies each task's zero-padded
+//     out_backprop slice (no boundary selects in the reduction; +30% in the
+//     prototype);
+//   - in NCHW, vectorize_channels chooses lanes along c (strided stores,
+//     dense reduction) or along the unit-stride columns.
+// Strided variants (a compile-time stride) compute each tile in one tap phase
+// (see conv2d_backprop_input.h), so strides cost no predicates.
+// CUDA: one thread per (unit-stride position, other_per_thread positions of
+// the other dimension, row), blocks of threads_inner x threads_other x threads_y.
+#include "knob_space.h"
+
+#include <algorithm>
+#include <string>
+
+namespace gradtune {
+
+namespace {
+
+// Bytes of the accumulator: 16-bit floats accumulate in float32.
+int accumulator_bytes(const std::string &dtype) { return dtype == "float64" ? 8 : 4; }
+
+KnobSpace cpu_space(const Structure &s) {
+    const int bytes = accumulator_bytes(s.dtype);
+    const int native = 64 / bytes;  // one AVX-512 register
+    const bool nhwc = s.data_format == "NHWC";
+    const int filter_h = s.fixed.at("filter_height"), filter_w = s.fixed.at("filter_width");
+    const bool fixed_filter = filter_h > 0 && filter_w > 0;
+    KnobSpace space;
+    space.knobs = {
+        {"vector_width", {4, 8, 16, 32}, native, "accumulator lanes per vector along the vectorised dimension"},
+        {"vectors_per_tile", {1, 2, 3, 4}, 2, "vectors per register tile along the vectorised dimension"},
+        {"tile_other", {1, 2, 3, 4, 5, 6, 7, 8}, 4,
+         "positions along the other tiled dimension (columns when channels are vectorised, channels otherwise)"},
+        {"tile_y", {1, 2, 3, 4}, 1, "rows per register tile"},
+        {"rows_per_task", {1, 2, 4, 8, 16, 32}, 2, "tile rows per parallel task"},
+        {"channel_outer", {0, 1}, 0, "1: loop over channel tiles outside the spatial tiles of a task"},
+        {"channel_tasks", {0, 1}, 0, "1: every channel tile is its own parallel task (more tasks for small images)"},
+        {"channel_block", {0, 16, 32, 64, 128}, 0,
+         "output channels per reduction block, taps inside a block (0: all channels innermost)"},
+        {"unroll_reduction", {1, 2, 4}, 1, "unroll factor of the loop over output channels"},
+        {"unroll_taps", {0, 1}, 0, "fully unroll the filter taps (fixed filter size only)"},
+        {"pack_filter", {0, 1}, 1, "1: transpose the filter to channel-major once per call (dense vector loads)"},
+        {"stage_out_backprop", {0, 1}, 1, "1: copy each task's zero-padded out_backprop slice, channels innermost"},
+        {"vectorize_channels", {0, 1}, 1, "NCHW: 1 vectorises along channels, 0 along columns (NHWC: always 1)"},
+    };
+    space.constraint = [=](const Knobs &k) -> std::string {
+        const int vector_bytes = k.at("vector_width") * bytes;
+        if (vector_bytes < 16 || vector_bytes > 256)
+            return "a vector of " + std::to_string(vector_bytes) + " bytes (legal: 16..256)";
+        const int registers_per_vector = std::max(1, vector_bytes / 64);
+        // Accumulators, plus the filter vectors and one broadcast of an
+        // inner iteration.
+        const int accumulators = k.at("vectors_per_tile") * k.at("tile_other") * k.at("tile_y");
+        const int registers = (accumulators + k.at("vectors_per_tile")) * registers_per_vector + 1;
+        if (registers > 32)
+            return "the register tile needs " + std::to_string(registers) + " vector registers (max 32)";
+        if (k.at("unroll_taps") && (!fixed_filter || filter_h * filter_w > 49))
+            return "unroll_taps needs a fixed filter of at most 49 taps";
+        if (nhwc && !k.at("vectorize_channels")) return "NHWC always vectorises along channels";
+        if (k.at("channel_tasks") && k.at("channel_outer"))
+            return "channel_tasks already puts channel tiles outside the spatial tiles";
+        return "";
+    };
+    return space;
+}
+
+KnobSpace cuda_space(const Structure &) {
+    KnobSpace space;
+    space.knobs = {
+        {"threads_inner", {8, 16, 32, 64, 128}, 32, "threads along the unit-stride dimension (coalesced)"},
+        {"threads_other", {1, 2, 4, 8}, 4, "threads along the other dimension (columns in NHWC, channels in NCHW)"},
+        {"threads_y", {1, 2, 4, 8}, 2, "threads along rows"},
+        {"other_per_thread", {1, 2, 4}, 1, "positions along the other dimension computed by one thread"},
+        {"pack_filter", {0, 1}, 1, "1: transpose the filter to channel-major first (coalesced filter reads)"},
+    };
+    space.constraint = [](const Knobs &k) -> std::string {
+        const int threads = k.at("threads_inner") * k.at("threads_other") * k.at("threads_y");
+        if (threads < 32 || threads > 1024) return std::to_string(threads) + " threads per block (legal: 32..1024)";
+        return "";
+    };
+    return space;
+}
+
+}  // namespace
+
+OpSchema conv2d_backprop_input_schema() {
+    OpSchema op;
+    op.name = "Conv2DBackpropInput";
+    op.dtypes = {"float16", "bfloat16", "float32", "float64", "int32"};
+    op.data_formats = {"NHWC", "NCHW"};
+    op.structure_params = {"dilation_height", "dilation_width", "filter_height", "filter_width",
+                           "groups",          "stride_height",  "stride_width"};
+    op.devices = {Device::cpu, Device::cuda};
+    op.space = [](Device device, const Structure &s) {
+        return device == Device::cpu ? cpu_space(s) : cuda_space(s);
+    };
+    return op;
+}
+
+}  // namespace gradtune

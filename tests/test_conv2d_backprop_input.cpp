@@ -1,0 +1,767 @@
+// Conv2DBackpropInput: every compiled CPU variant against the plain-loop
+// reference, TF's goldens (spec 13.1) and explicit-padding tests, the adjoint
+// identity with the forward convolution, TF's bad-input table (spec section
+// 11 rows 25-47 with the section 15 policy), empty tensors, thread safety.
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <sstream>
+#include <thread>
+
+#include "reference/conv2d_backprop_input.h"
+#include "test_util.h"
+
+using namespace gradtune;
+using namespace gradtune::testing;
+
+namespace {
+
+constexpr const char *kOp = "Conv2DBackpropInput";
+
+struct Case {
+    int64_t N, H, W, C, O, FH, FW, G;  // G groups: the filter is [FH, FW, C / G, O]
+    int64_t stride_h, stride_w, dilation_h, dilation_w;
+    std::string padding;
+    std::array<int, 4> pads{};  // top, bottom, left, right (EXPLICIT only)
+
+    std::string describe() const {
+        std::ostringstream out;
+        out << "N" << N << " H" << H << " W" << W << " C" << C << " O" << O << " G" << G << " f" << FH << "x" << FW
+            << " s" << stride_h << "x" << stride_w << " d" << dilation_h << "x" << dilation_w << " " << padding;
+        if (padding == "EXPLICIT") out << "(" << pads[0] << "," << pads[1] << "," << pads[2] << "," << pads[3] << ")";
+        return out.str();
+    }
+};
+
+struct Outcome {
+    bool valid = false;  // false: TF rejects the geometry; nothing was run
+    Status status;
+    double error = 0;
+};
+
+bool is_nchw(const std::string &layout) { return layout == "NCHW"; }
+
+// An NHWC shape in `layout` order.
+std::vector<int64_t> in_layout(const std::vector<int64_t> &s, const std::string &layout) {
+    return is_nchw(layout) ? std::vector<int64_t>{s[0], s[3], s[1], s[2]} : s;
+}
+
+// A (row, column) attr in `layout` order, 1 for batch and depth.
+std::vector<int> spatial_attr(int64_t rows, int64_t cols, const std::string &layout) {
+    const int r = static_cast<int>(rows), c = static_cast<int>(cols);
+    return is_nchw(layout) ? std::vector<int>{1, 1, r, c} : std::vector<int>{1, r, c, 1};
+}
+
+Conv2DBackpropInput::Attrs attrs_of(const Case &k, const std::string &layout) {
+    auto attrs = Conv2DBackpropInput::DataFormat(layout).Dilations(spatial_attr(k.dilation_h, k.dilation_w, layout));
+    if (k.padding == "EXPLICIT") {
+        auto [t, b, l, r] = k.pads;
+        attrs = attrs.ExplicitPaddings(is_nchw(layout) ? std::vector<int>{0, 0, 0, 0, t, b, l, r}
+                                                       : std::vector<int>{0, 0, t, b, l, r, 0, 0});
+    }
+    return attrs;
+}
+
+// Test data of `dtype`: uniform in [-1, 1) for floats, small integers for
+// int32 (exact arithmetic).
+std::vector<double> data(int64_t n, uint32_t seed, DataType dtype) {
+    return dtype == DataType::kInt32 ? random_values(n, seed, dtype, -4.0, 4.0) : random_values(n, seed, dtype);
+}
+
+// Runs one case through the public API (forcing `variant` unless empty) and
+// compares with the reference.
+Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const std::string &variant,
+                 uint32_t seed) {
+    using namespace gradtune::reference;
+    Window rows = window(k.H, k.FH, k.dilation_h, k.stride_h, k.padding, k.pads[0], k.pads[1]);
+    Window cols = window(k.W, k.FW, k.dilation_w, k.stride_w, k.padding, k.pads[2], k.pads[3]);
+    Outcome outcome;
+    if (rows.output < 0 || cols.output < 0) return outcome;
+    outcome.valid = true;
+    const std::vector<int64_t> in_shape{k.N, k.H, k.W, k.C}, filter_shape{k.FH, k.FW, k.C / k.G, k.O};
+    const std::vector<int64_t> out_shape{k.N, rows.output, cols.output, k.O};
+    std::vector<double> filter = data(NumElements(filter_shape), seed, dtype);
+    std::vector<double> dy = data(NumElements(out_shape), seed + 1, dtype);
+    Geometry2D g{k.stride_h, k.stride_w, k.dilation_h, k.dilation_w, rows.pad_before, cols.pad_before};
+    std::vector<double> want = conv2d_backprop_input(in_shape, filter, filter_shape, dy, out_shape, g);
+
+    const bool nchw = is_nchw(layout);
+    Tensor dy_tensor = make_tensor(dtype, in_layout(out_shape, layout), nchw ? nhwc_to_nchw(dy, out_shape) : dy);
+    Tensor filter_tensor = make_tensor(dtype, filter_shape, filter);
+    Tensor sizes = int32_vector(in_layout(in_shape, layout));
+    RunOptions options;
+    options.variant = variant;
+    Tensor output;
+    outcome.status = Conv2DBackpropInput::Compute(sizes, filter_tensor, dy_tensor,
+                                                  spatial_attr(k.stride_h, k.stride_w, layout), k.padding, &output,
+                                                  attrs_of(k, layout), options);
+    if (!outcome.status.ok()) return outcome;
+    std::vector<double> got = to_doubles(output);
+    if (nchw) got = nchw_to_nhwc(got, in_layout(in_shape, layout));
+    outcome.error = normwise_error(got, want);
+    return outcome;
+}
+
+// A sweep over what a generic variant leaves to run time, plus the edge
+// sizes. Channel counts reach past the register tile (32 lanes of float32
+// accumulators by default) so that both the full-tile and the small-extent
+// branches run; groups, unequal strides and dilations, every padding mode
+// (asymmetric explicit pads), H and W of 1..3, odd sizes, empty tensors.
+std::vector<Case> generic_cases() {
+    std::vector<Case> cases;
+    const std::array<int64_t, 2> channel_pairs[] = {{1, 1}, {3, 5}, {16, 8}, {17, 9}, {33, 7}, {32, 12}, {40, 33}};
+    int i = 0;
+    for (auto [sh, sw] : {std::pair{1, 1}, std::pair{2, 2}, std::pair{1, 2}, std::pair{3, 1}})
+        for (auto [dh, dw] : {std::pair{1, 1}, std::pair{2, 2}, std::pair{1, 3}})
+            for (auto [fh, fw] : {std::pair{3, 3}, std::pair{2, 3}, std::pair{1, 1}, std::pair{4, 2}})
+                for (const char *padding : {"SAME", "VALID", "EXPLICIT"}) {
+                    auto [C, O] = channel_pairs[i % 7];
+                    cases.push_back({1 + i % 2, 6 + i % 4, 9 - i % 3, C, O, fh, fw, 1, sh, sw, dh, dw, padding,
+                                     {1, 2, 0, 3}});
+                    i++;
+                }
+    // Grouped filters: G in {2, 3, 4}, channels per group not a multiple of
+    // the vector width, and a depthwise-like G == C.
+    for (auto [C, O, G] : {std::array<int64_t, 3>{4, 6, 2}, {12, 9, 3}, {34, 36, 2}, {64, 32, 4}, {5, 10, 5}})
+        for (auto [s, d] : {std::pair{1, 1}, std::pair{2, 1}, std::pair{1, 2}})
+            for (const char *padding : {"SAME", "VALID", "EXPLICIT"})
+                cases.push_back({2, 7, 6, C, O, 3, 3, G, s, s, d, d, padding, {0, 1, 2, 1}});
+    // Tiny images: every kernel/stride against H and W of 1..3.
+    for (int64_t H : {1, 2, 3})
+        for (int64_t W : {1, 2, 3})
+            for (auto [k, s] : {std::pair{3, 1}, std::pair{3, 2}, std::pair{2, 1}})
+                for (const char *padding : {"SAME", "VALID"})
+                    cases.push_back({1, H, W, H == W ? 3 : 36, 2, k, k, 1, s, s, 1, 1, padding, {}});
+    // Empty tensors: batch 0; no out_backprop columns (VALID, filter 3 on 2
+    // columns: O = (2 - 3 + 1) / 1 = 0); a filter without taps; no output
+    // channels; no input channels in a 2-channel group (C = 0 is checked
+    // in the error test).
+    cases.push_back({0, 5, 5, 3, 4, 3, 3, 1, 1, 1, 1, 1, "SAME", {}});
+    cases.push_back({1, 5, 2, 3, 4, 3, 3, 1, 1, 1, 1, 1, "VALID", {}});
+    cases.push_back({1, 4, 4, 3, 4, 0, 3, 1, 1, 1, 1, 1, "VALID", {}});
+    cases.push_back({2, 4, 4, 3, 0, 3, 3, 1, 1, 1, 1, 1, "SAME", {}});
+    return cases;
+}
+
+// Run-time sizes for a variant whose structure is fixed.
+std::vector<Case> specialised_cases(const VariantInfo &v) {
+    std::vector<Case> cases;
+    const auto &s = v.structure;
+    auto fixed = [&](const char *name, int64_t otherwise) { return s.at(name) ? s.at(name) : otherwise; };
+    const int64_t G = fixed("groups", 1);
+    const std::array<int64_t, 5> sizes[] = {{1, 1, 1, 1, 1},   {1, 2, 3, 3, 2},   {2, 7, 9, 17, 9},
+                                            {1, 3, 2, 16, 16}, {2, 5, 5, 33, 64}, {1, 12, 11, 48, 40},
+                                            {3, 9, 8, 32, 32}, {0, 4, 4, 8, 8},   {1, 14, 13, 64, 24}};
+    for (const auto &[N, H, W, C, O] : sizes)
+        for (const char *padding : {"SAME", "VALID", "EXPLICIT"})
+            cases.push_back({N, H, W, C * G, O * G, fixed("filter_height", 3), fixed("filter_width", 3), G,
+                             fixed("stride_height", 1), fixed("stride_width", 1), fixed("dilation_height", 1),
+                             fixed("dilation_width", 1), padding, {1, 0, 2, 1}});
+    return cases;
+}
+
+bool fits(const VariantInfo &v, const Case &k) {
+    const std::map<std::string, int64_t> call{{"dilation_height", k.dilation_h}, {"dilation_width", k.dilation_w},
+                                              {"filter_height", k.FH},           {"filter_width", k.FW},
+                                              {"groups", k.G},                   {"stride_height", k.stride_h},
+                                              {"stride_width", k.stride_w}};
+    for (const auto &[name, value] : v.structure)
+        if (value != 0 && call.at(name) != value) return false;
+    return true;
+}
+
+}  // namespace
+
+TEST_CASE("Conv2DBackpropInput: every CPU variant matches the reference", "[conv2d_backprop_input]") {
+    const auto variants = Variants(kOp);
+    REQUIRE(!variants.empty());
+    int checked = 0;
+    for (const VariantInfo &v : variants) {
+        if (v.device != Device::cpu) continue;
+        const DataType dtype = dtype_of(v.dtype);
+        const std::vector<Case> cases = v.generic ? generic_cases() : specialised_cases(v);
+        uint32_t seed = 1;
+        for (const Case &k : cases) {
+            if (!fits(v, k)) continue;
+            Outcome o = run_case(k, dtype, v.data_format, v.name, seed += 2);
+            if (!o.valid) continue;
+            INFO(v.name << " " << k.describe());
+            REQUIRE(o.status.ok());
+            CHECK(o.error <= tolerance(dtype));
+            checked++;
+        }
+    }
+    INFO("cases checked: " << checked);
+    CHECK(checked > 1000);
+}
+
+TEST_CASE("Conv2DBackpropInput: dispatch serves TF's Conv2D gradient-checker configs (spec 13.3)", "[conv2d_backprop_input]") {
+    // (batch, in_rows, in_cols, f_rows, f_cols, in_depth, out_depth,
+    // stride_r, stride_c, padding[, explicit pads]) of conv_ops_test.py's
+    // input-gradient tests, plus its grouped GPU test, float32 and float64.
+    const std::vector<Case> cases = {
+        {2, 5, 4, 2, 3, 3, 3, 1, 1, 1, 1, 1, "VALID", {}},
+        {2, 4, 5, 2, 3, 3, 3, 1, 2, 2, 1, 1, "VALID", {}},
+        {2, 7, 6, 4, 5, 3, 3, 1, 3, 3, 1, 1, "VALID", {}},
+        {2, 7, 6, 2, 3, 3, 3, 1, 1, 1, 1, 1, "SAME", {}},
+        {2, 5, 4, 3, 3, 3, 3, 1, 2, 2, 1, 1, "SAME", {}},
+        {2, 7, 6, 4, 5, 3, 3, 1, 3, 3, 1, 1, "SAME", {}},
+        {2, 4, 3, 2, 3, 4, 3, 1, 1, 1, 1, 1, "VALID", {}},
+        {2, 5, 4, 2, 3, 3, 3, 1, 1, 1, 1, 1, "EXPLICIT", {1, 1, 1, 1}},
+        {2, 4, 5, 2, 3, 3, 3, 1, 2, 2, 1, 1, "EXPLICIT", {1, 1, 1, 1}},
+        {2, 5, 4, 2, 3, 3, 3, 1, 1, 1, 1, 1, "EXPLICIT", {2, 2, 2, 2}},
+        {2, 8, 5, 3, 2, 4, 2, 1, 3, 2, 1, 1, "EXPLICIT", {1, 2, 3, 4}},
+        {3, 5, 7, 1, 2, 3, 2, 1, 2, 1, 1, 1, "EXPLICIT", {4, 3, 2, 1}},
+        {2, 6, 7, 3, 2, 3, 4, 1, 1, 2, 1, 1, "EXPLICIT", {0, 0, 0, 5}},
+        {2, 5, 4, 4, 6, 3, 3, 2, 1, 1, 1, 1, "VALID", {}},
+    };
+    for (DataType dtype : {DataType::kFloat, DataType::kDouble})
+        for (const char *layout : {"NHWC", "NCHW"})
+            for (const Case &k : cases) {
+                Outcome o = run_case(k, dtype, layout, "", 7);
+                INFO(k.describe() << " " << layout << " " << DataTypeName(dtype));
+                REQUIRE(o.valid);
+                REQUIRE(o.status.ok());
+                CHECK(o.error <= tolerance(dtype));
+            }
+}
+
+namespace {
+
+// 1, 2, ..., n as conv_ops_test.py fills its tensors.
+std::vector<double> iota(int64_t n) {
+    std::vector<double> v(n);
+    for (int64_t i = 0; i < n; i++) v[i] = static_cast<double>(i + 1);
+    return v;
+}
+
+}  // namespace
+
+TEST_CASE("Conv2DBackpropInput: TF's goldens (spec 13.1)", "[conv2d_backprop_input]") {
+    struct Golden {
+        std::vector<int64_t> input_sizes, filter, out_backprop;
+        int stride_h, stride_w;
+        std::string padding;
+        std::vector<double> expected;
+    };
+    const std::vector<Golden> goldens = {
+        {{1, 2, 3, 1}, {2, 2, 1, 1}, {1, 1, 2, 1}, 1, 1, "VALID", {1, 4, 4, 3, 10, 8}},
+        {{1, 2, 3, 3},
+         {2, 2, 3, 3},
+         {1, 1, 2, 3},
+         1,
+         1,
+         "VALID",
+         {14, 32, 50, 100, 163, 226, 167, 212, 257, 122, 140, 158, 478, 541, 604, 437, 482, 527}},
+        {{1, 3, 6, 1},
+         {2, 2, 1, 1},
+         {1, 2, 3, 1},
+         1,
+         2,
+         "VALID",
+         {1, 2, 2, 4, 3, 6, 7, 12, 11, 18, 15, 24, 12, 16, 15, 20, 18, 24}},
+        {{1, 4, 4, 1}, {1, 1, 1, 1}, {1, 2, 2, 1}, 2, 2, "SAME", {1, 0, 2, 0, 0, 0, 0, 0, 3, 0, 4, 0, 0, 0, 0, 0}},
+        {{1, 2, 2, 1}, {2, 2, 1, 2}, {1, 1, 1, 2}, 1, 1, "VALID", {5, 11, 17, 23}},
+        {{2, 2}, {2, 2, 1, 2}, {1, 1, 1, 2}, 1, 1, "VALID", {5, 11, 17, 23}},  // 2-value input_sizes
+        {{3, 1, 1, 2}, {1, 3, 2, 3}, {3, 1, 0, 3}, 1, 2, "VALID", std::vector<double>(6, 0.0)},
+        {{0, 2, 3, 1}, {2, 2, 1, 1}, {0, 1, 2, 1}, 1, 1, "VALID", {}},
+    };
+    // Integer data: exact in every dtype whose mantissa holds the sums
+    // (bfloat16's 8 bits do not: 541 rounds to 540, so it gets its tolerance).
+    for (DataType dtype :
+         {DataType::kFloat, DataType::kDouble, DataType::kHalf, DataType::kInt32, DataType::kBFloat16}) {
+        for (const Golden &g : goldens) {
+            Tensor filter = make_tensor(dtype, g.filter, iota(NumElements(g.filter)));
+            Tensor dy = make_tensor(dtype, g.out_backprop, iota(NumElements(g.out_backprop)));
+            Tensor out;
+            Status st = Conv2DBackpropInput::Compute(int32_vector(g.input_sizes), filter, dy,
+                                                     {1, g.stride_h, g.stride_w, 1}, g.padding, &out);
+            INFO(DataTypeName(dtype) << " input_sizes " << ShapeString(g.input_sizes));
+            REQUIRE(st.ok());
+            REQUIRE(out.num_elements() == static_cast<int64_t>(g.expected.size()));
+            if (dtype == DataType::kBFloat16) {
+                CHECK(normwise_error(to_doubles(out), g.expected) <= tolerance(dtype));
+            } else {
+                CHECK(to_doubles(out) == g.expected);
+            }
+        }
+    }
+}
+
+TEST_CASE("Conv2DBackpropInput: TF's explicit-padding tests: EXPLICIT equals VALID on the padded size, cropped (spec 13.1)",
+          "[conv2d_backprop_input]") {
+    // conv_ops_test.py's _RunAndVerifyBackpropInputExplicitPadding: input,
+    // filter, out_backprop shapes, strides and [[top, bottom], [left, right]].
+    struct Config {
+        std::vector<int64_t> input, filter, out_backprop;
+        int stride_h, stride_w;
+        std::array<int, 4> pads;
+    };
+    const std::vector<Config> configs = {
+        {{1, 2, 3, 1}, {2, 2, 1, 1}, {1, 1, 2, 1}, 1, 1, {0, 0, 0, 0}},
+        {{1, 3, 4, 2}, {2, 2, 2, 3}, {1, 1, 2, 3}, 2, 2, {0, 0, 0, 0}},
+        {{1, 2, 3, 1}, {2, 2, 1, 2}, {1, 3, 4, 2}, 1, 1, {1, 1, 1, 1}},
+        {{1, 2, 3, 2}, {1, 1, 2, 1}, {1, 4, 3, 1}, 1, 2, {1, 1, 1, 1}},
+        {{2, 3, 1, 1}, {2, 1, 1, 1}, {2, 2, 5, 1}, 3, 1, {2, 2, 2, 2}},
+        {{1, 2, 3, 1}, {2, 2, 1, 1}, {1, 10, 8, 1}, 1, 1, {1, 8, 4, 2}},
+        {{1, 5, 3, 1}, {3, 2, 1, 1}, {1, 4, 8, 1}, 3, 1, {1, 8, 4, 2}},
+        {{1, 3, 3, 1}, {2, 1, 1, 1}, {1, 7, 7, 1}, 1, 1, {5, 0, 2, 2}},
+    };
+    for (DataType dtype : {DataType::kFloat, DataType::kDouble})
+        for (const char *layout : {"NHWC", "NCHW"})
+            for (const Config &c : configs) {
+                const auto [top, bottom, left, right] = c.pads;
+                const int64_t N = c.input[0], H = c.input[1], W = c.input[2], C = c.input[3];
+                const std::vector<int64_t> padded{N, H + top + bottom, W + left + right, C};
+                Tensor filter = make_tensor(dtype, c.filter, iota(NumElements(c.filter)));
+                const std::vector<double> dy_values = iota(NumElements(c.out_backprop));
+                Tensor dy = make_tensor(dtype, in_layout(c.out_backprop, layout),
+                                        is_nchw(layout) ? reference::nhwc_to_nchw(dy_values, c.out_backprop)
+                                                        : dy_values);
+                const std::vector<int> strides = spatial_attr(c.stride_h, c.stride_w, layout);
+                Tensor explicit_out, valid_out;
+                std::vector<int> pads = is_nchw(layout) ? std::vector<int>{0, 0, 0, 0, top, bottom, left, right}
+                                                        : std::vector<int>{0, 0, top, bottom, left, right, 0, 0};
+                INFO(layout << " " << DataTypeName(dtype) << " input " << ShapeString(c.input) << " pads " << top
+                            << "," << bottom << "," << left << "," << right);
+                REQUIRE(Conv2DBackpropInput::Compute(int32_vector(in_layout(c.input, layout)), filter, dy, strides,
+                                                     "EXPLICIT", &explicit_out,
+                                                     Conv2DBackpropInput::DataFormat(layout).ExplicitPaddings(pads))
+                            .ok());
+                REQUIRE(Conv2DBackpropInput::Compute(int32_vector(in_layout(padded, layout)), filter, dy, strides,
+                                                     "VALID", &valid_out, Conv2DBackpropInput::DataFormat(layout))
+                            .ok());
+                std::vector<double> got = to_doubles(explicit_out), full = to_doubles(valid_out);
+                if (is_nchw(layout)) {
+                    got = reference::nchw_to_nhwc(got, in_layout(c.input, layout));
+                    full = reference::nchw_to_nhwc(full, in_layout(padded, layout));
+                }
+                std::vector<double> cropped;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t h = 0; h < H; h++)
+                        for (int64_t w = 0; w < W; w++)
+                            for (int64_t ch = 0; ch < C; ch++)
+                                cropped.push_back(
+                                    full[((b * padded[1] + h + top) * padded[2] + w + left) * C + ch]);
+                CHECK(got == cropped);  // integer data: exact
+            }
+}
+
+namespace {
+
+// The forward Conv2D (spec 5), grouped, NHWC: an independent gather loop for
+// the adjoint identity (kept here: reference/conv2d.cpp is only built with
+// the Conv2D op).
+std::vector<double> conv2d_forward(const std::vector<double> &x, const std::vector<int64_t> &s,
+                                   const std::vector<double> &f, const std::vector<int64_t> &fs, int64_t OH,
+                                   int64_t OW, const reference::Geometry2D &g) {
+    const int64_t N = s[0], H = s[1], W = s[2], C = s[3], FH = fs[0], FW = fs[1], Cg = fs[2], O = fs[3];
+    const int64_t Og = O / (C / Cg);
+    std::vector<double> y(N * OH * OW * O, 0.0);
+    for (int64_t b = 0; b < N; b++)
+        for (int64_t oh = 0; oh < OH; oh++)
+            for (int64_t ow = 0; ow < OW; ow++)
+                for (int64_t o = 0; o < O; o++)
+                    for (int64_t fh = 0; fh < FH; fh++)
+                        for (int64_t fw = 0; fw < FW; fw++) {
+                            const int64_t h = oh * g.stride_rows - g.pad_top + fh * g.dilation_rows;
+                            const int64_t w = ow * g.stride_cols - g.pad_left + fw * g.dilation_cols;
+                            if (h < 0 || h >= H || w < 0 || w >= W) continue;
+                            for (int64_t ci = 0; ci < Cg; ci++)
+                                y[((b * OH + oh) * OW + ow) * O + o] +=
+                                    x[((b * H + h) * W + w) * C + (o / Og) * Cg + ci] *
+                                    f[((fh * FW + fw) * Cg + ci) * O + o];
+                        }
+    return y;
+}
+
+}  // namespace
+
+TEST_CASE("Conv2DBackpropInput: adjoint identity with the forward convolution", "[conv2d_backprop_input]") {
+    // <Conv2D(x, f), dy> == <x, Conv2DBackpropInput(dy, f)>, the forward
+    // computed by an independent gather loop: grouped, strided, dilated.
+    using namespace gradtune::reference;
+    const std::vector<Case> cases = {{2, 9, 7, 6, 4, 3, 3, 2, 2, 1, 1, 1, "SAME", {}},
+                                     {1, 11, 10, 4, 8, 5, 3, 1, 1, 2, 2, 3, "VALID", {}},
+                                     {3, 6, 6, 9, 6, 2, 2, 3, 3, 2, 2, 2, "EXPLICIT", {2, 1, 0, 3}},
+                                     {2, 8, 8, 40, 36, 3, 3, 1, 1, 1, 1, 1, "SAME", {}}};
+    for (const Case &k : cases)
+        for (const char *layout : {"NHWC", "NCHW"}) {
+            Window rows = window(k.H, k.FH, k.dilation_h, k.stride_h, k.padding, k.pads[0], k.pads[1]);
+            Window cols = window(k.W, k.FW, k.dilation_w, k.stride_w, k.padding, k.pads[2], k.pads[3]);
+            const std::vector<int64_t> in_shape{k.N, k.H, k.W, k.C}, f_shape{k.FH, k.FW, k.C / k.G, k.O};
+            const std::vector<int64_t> out_shape{k.N, rows.output, cols.output, k.O};
+            auto x = random_values(NumElements(in_shape), 11, DataType::kDouble);
+            auto f = random_values(NumElements(f_shape), 12, DataType::kDouble);
+            auto dy = random_values(NumElements(out_shape), 13, DataType::kDouble);
+            Geometry2D g{k.stride_h, k.stride_w, k.dilation_h, k.dilation_w, rows.pad_before, cols.pad_before};
+            auto y = conv2d_forward(x, in_shape, f, f_shape, rows.output, cols.output, g);
+            Tensor dx;
+            REQUIRE(Conv2DBackpropInput::Compute(
+                        int32_vector(in_layout(in_shape, layout)), make_tensor(DataType::kDouble, f_shape, f),
+                        make_tensor(DataType::kDouble, in_layout(out_shape, layout),
+                                    is_nchw(layout) ? nhwc_to_nchw(dy, out_shape) : dy),
+                        spatial_attr(k.stride_h, k.stride_w, layout), k.padding, &dx, attrs_of(k, layout))
+                        .ok());
+            std::vector<double> dx_values = to_doubles(dx);
+            if (is_nchw(layout)) dx_values = nchw_to_nhwc(dx_values, in_layout(in_shape, layout));
+            double lhs = 0, rhs = 0;
+            for (size_t i = 0; i < y.size(); i++) lhs += y[i] * dy[i];
+            for (size_t i = 0; i < x.size(); i++) rhs += x[i] * dx_values[i];
+            INFO(k.describe() << " " << layout);
+            CHECK(std::fabs(lhs - rhs) <= 1e-12 * std::max(1.0, std::fabs(lhs)));
+        }
+}
+
+namespace {
+
+// A valid base call that each bad-input row changes in one place.
+struct BadCall {
+    Tensor input_sizes = int32_vector({1, 4, 4, 2});
+    Tensor filter = make_tensor(DataType::kFloat, {3, 3, 2, 3}, std::vector<double>(54, 1.0));
+    Tensor out_backprop = make_tensor(DataType::kFloat, {1, 4, 4, 3}, std::vector<double>(48, 1.0));
+    std::vector<int> strides = {1, 1, 1, 1};
+    std::string padding = "SAME";
+    Conv2DBackpropInput::Attrs attrs;
+    std::optional<ConstTensorRef> out_backprop_override;
+    std::optional<ConstTensorRef> filter_override;
+    std::vector<int64_t> output_shape = {1, 4, 4, 2};
+};
+
+// Runs the call into a sentinel-filled output: the status must be
+// `code: text`, and the output untouched.
+void expect_error(const BadCall &call, StatusCode code, const std::string &text) {
+    Tensor output(call.filter.dtype(), call.output_shape);
+    for (int64_t i = 0; i < output.num_elements(); i++) output.store(i, 7.0);
+    Status st = Conv2DBackpropInput::Compute(
+        call.input_sizes, call.filter_override ? *call.filter_override : call.filter.cref(),
+        call.out_backprop_override ? *call.out_backprop_override : call.out_backprop.cref(), call.strides,
+        call.padding, output.ref(), call.attrs);
+    INFO(st.ToString());
+    CHECK(st.code() == code);
+    CHECK(st.message() == text);
+    bool untouched = true;
+    for (int64_t i = 0; i < output.num_elements(); i++) untouched = untouched && output.load(i) == 7.0;
+    CHECK(untouched);
+}
+
+// A call expected to succeed with an all-zero result in a sentinel-filled
+// output of `output_shape`.
+void expect_zeros(const BadCall &call) {
+    Tensor output(call.filter.dtype(), call.output_shape);
+    for (int64_t i = 0; i < output.num_elements(); i++) output.store(i, 7.0);
+    Status st = Conv2DBackpropInput::Compute(
+        call.input_sizes, call.filter_override ? *call.filter_override : call.filter.cref(),
+        call.out_backprop_override ? *call.out_backprop_override : call.out_backprop.cref(), call.strides,
+        call.padding, output.ref(), call.attrs);
+    INFO(st.ToString());
+    REQUIRE(st.ok());
+    for (int64_t i = 0; i < output.num_elements(); i++) CHECK(output.load(i) == 0.0);
+}
+
+const std::string L = "Conv2DCustomBackpropInput";
+const std::string kBatchDepthStrides =
+    "Current implementation does not yet support strides in the batch and depth dimensions.";
+const std::string kBatchDepthDilations =
+    "Current implementation does not yet support dilations in the batch and depth dimensions.";
+const std::string kDilationBelow1 = "Current CPU implementations do not yet support dilation rates larger than 1.";
+
+}  // namespace
+
+TEST_CASE("Conv2DBackpropInput: bad inputs get TF's error kind and text and leave the output untouched",
+          "[conv2d_backprop_input][errors]") {
+    using C = StatusCode;
+    SECTION("strides: length, batch/depth (row 26, Unimplemented), not positive (row 27)") {
+        BadCall c;
+        c.strides = {1, 1, 1};
+        expect_error(c, C::kInvalidArgument, "Sliding window strides field must specify 4 dimensions");
+        c.strides = {2, 1, 1, 1};
+        expect_error(c, C::kUnimplemented, kBatchDepthStrides);
+        c.strides = {1, 1, 1, 2};
+        expect_error(c, C::kUnimplemented, kBatchDepthStrides);
+        c.strides = {1, 0, 1, 1};
+        expect_error(c, C::kInvalidArgument, "Row and column strides should be larger than 0.");
+        c.strides = {1, 1, -2, 1};
+        expect_error(c, C::kInvalidArgument, "Row and column strides should be larger than 0.");
+        c.attrs = c.attrs.DataFormat("NCHW");
+        c.strides = {1, 2, 1, 1};  // NCHW: index 1 is the depth
+        c.input_sizes = int32_vector({1, 2, 4, 4});
+        expect_error(c, C::kUnimplemented, kBatchDepthStrides);
+    }
+    SECTION("dilations: length (row 28), batch/depth (row 29, Unimplemented), below 1 (row 30 policy)") {
+        BadCall c;
+        c.attrs = c.attrs.Dilations({1, 1, 1});
+        expect_error(c, C::kInvalidArgument, "Sliding window dilations field must specify 4 dimensions");
+        c.attrs = c.attrs.Dilations({2, 1, 1, 1});
+        expect_error(c, C::kUnimplemented, kBatchDepthDilations);
+        c.attrs = c.attrs.Dilations({1, 1, 1, 3});
+        expect_error(c, C::kUnimplemented, kBatchDepthDilations);
+        // TF's CPU kernel refuses every dilation but 1 with this text;
+        // gradtune computes dilations and keeps it for 0 and negative values.
+        c.attrs = c.attrs.Dilations({1, 0, 1, 1});
+        expect_error(c, C::kInvalidArgument, kDilationBelow1);
+        c.attrs = c.attrs.Dilations({1, 2, -1, 1});
+        expect_error(c, C::kInvalidArgument, kDilationBelow1);
+    }
+    SECTION("rows 5-8: explicit paddings") {
+        BadCall c;
+        c.padding = "EXPLICIT";
+        c.attrs = c.attrs.ExplicitPaddings({0, 0, 1, 1});
+        expect_error(c, C::kInvalidArgument, "explicit_paddings attribute must contain 8 values, but got: 4");
+        c.attrs = c.attrs.ExplicitPaddings({0, 0, -1, 1, 1, 1, 0, 0});
+        expect_error(c, C::kInvalidArgument, "All elements of explicit_paddings must be nonnegative");
+        c.attrs = c.attrs.ExplicitPaddings({1, 0, 1, 1, 1, 1, 0, 0});
+        expect_error(c, C::kInvalidArgument,
+                     "Nonzero explicit padding in the batch or depth dimensions is not supported");
+        c.attrs = c.attrs.ExplicitPaddings({0, 0, 1, 1, 1, 1, 0, 1});
+        expect_error(c, C::kInvalidArgument,
+                     "Nonzero explicit padding in the batch or depth dimensions is not supported");
+        c.padding = "SAME";
+        c.attrs = c.attrs.ExplicitPaddings({0, 0, 1, 1, 1, 1, 0, 0});
+        expect_error(c, C::kInvalidArgument,
+                     "explicit_paddings attribute must be empty if the padding attribute is not EXPLICIT");
+    }
+    SECTION("the constructor checks come before the compute checks") {
+        BadCall c;
+        c.strides = {1, 0, 1, 1};
+        c.input_sizes = int32_vector({1, 4, 4});
+        expect_error(c, C::kInvalidArgument, "Row and column strides should be larger than 0.");
+    }
+    SECTION("row 31: out_backprop rank != 4 (TF's text names input_sizes)") {
+        BadCall c;
+        Tensor dy5 = make_tensor(DataType::kFloat, {1, 4, 4, 3, 1}, std::vector<double>(48, 1.0));
+        c.out_backprop_override = dy5.cref();
+        expect_error(c, C::kInvalidArgument, "input_sizes must be 4-dimensional, got: 5");
+        Tensor dy3 = make_tensor(DataType::kFloat, {4, 4, 3}, std::vector<double>(48, 1.0));
+        c.out_backprop_override = dy3.cref();
+        expect_error(c, C::kInvalidArgument, "input_sizes must be 4-dimensional, got: 3");
+    }
+    SECTION("row 32: input_sizes not 1-D") {
+        BadCall c;
+        c.input_sizes = Tensor::FromVector(DataType::kInt32, {2, 2}, std::vector<int>{1, 4, 4, 2});
+        expect_error(c, C::kInvalidArgument, "Conv2DBackpropInput: input_sizes input must be 1-dim, not 2");
+        c.input_sizes = Tensor::FromVector(DataType::kInt32, {}, std::vector<int>{4});
+        expect_error(c, C::kInvalidArgument, "Conv2DBackpropInput: input_sizes input must be 1-dim, not 0");
+    }
+    SECTION("row 33: input_sizes with neither 4 nor 2 values") {
+        BadCall c;
+        c.input_sizes = int32_vector({1, 4, 4});
+        expect_error(c, C::kInvalidArgument,
+                     "Conv2DBackpropInput requires input_sizes to contain 4 values or 2 values, but got: 3");
+        c.input_sizes = int32_vector({1, 4, 4, 2, 1});
+        expect_error(c, C::kInvalidArgument,
+                     "Conv2DBackpropInput requires input_sizes to contain 4 values or 2 values, but got: 5");
+        c.input_sizes = int32_vector({});
+        expect_error(c, C::kInvalidArgument,
+                     "Conv2DBackpropInput requires input_sizes to contain 4 values or 2 values, but got: 0");
+    }
+    SECTION("row 34: negative entry, 4-value form (MakeShape prints the value)") {
+        BadCall c;
+        c.input_sizes = int32_vector({1, 4, -5, 2});
+        expect_error(c, C::kInvalidArgument, "Dimension -5 must be >= 0");
+    }
+    SECTION("row 35: negative entry, 2-value form") {
+        BadCall c;
+        c.input_sizes = int32_vector({4, -3});
+        expect_error(c, C::kInvalidArgument, "Conv2DBackpropInput: elements of input_sizes must be >= 0, not 4x-3");
+    }
+    SECTION("row 36: input_sizes whose product overflows int64") {
+        BadCall c;
+        c.input_sizes = int32_vector({2147483647, 2147483647, 2147483647, 2});
+        expect_error(c, C::kInvalidArgument,
+                     "Shape [2147483647,2147483647,2147483647,2] would have more than 2**63 - 1 elements");
+    }
+    SECTION("row 37: ranks, batch and out_depth") {
+        BadCall c;
+        Tensor filter3 = make_tensor(DataType::kFloat, {3, 3, 2}, std::vector<double>(18, 1.0));
+        c.filter_override = filter3.cref();
+        expect_error(c, C::kInvalidArgument, L + ": filter must be 4-dimensional");
+        c.input_sizes = int32_vector({4, 4});  // the 2-value form with a rank-3 filter
+        expect_error(c, C::kInvalidArgument, L + ": filter must be 4-dimensional");
+        BadCall d;
+        Tensor dy = make_tensor(DataType::kFloat, {2, 4, 4, 3}, std::vector<double>(96, 1.0));
+        d.out_backprop_override = dy.cref();
+        expect_error(d, C::kInvalidArgument,
+                     L + ": input and out_backprop must have the same batch size. Input batch: 1, outbackprop "
+                         "batch: 2, batch_dim: 0");
+        BadCall e;
+        Tensor dy4 = make_tensor(DataType::kFloat, {1, 4, 4, 4}, std::vector<double>(64, 1.0));
+        e.out_backprop_override = dy4.cref();
+        expect_error(e, C::kInvalidArgument, L + ": filter and out_backprop must have the same out_depth");
+    }
+    SECTION("row 38: filter in-depth 0 (CVE-2021-29524)") {
+        BadCall c;
+        Tensor filter = make_tensor(DataType::kFloat, {3, 3, 0, 3}, {});
+        c.filter_override = filter.cref();
+        expect_error(c, C::kInvalidArgument, L + ": filter depth must be strictly greated than zero");
+    }
+    SECTION("row 39: input depth not a multiple of the filter depth") {
+        BadCall c;
+        c.input_sizes = int32_vector({1, 4, 4, 5});
+        c.output_shape = {1, 4, 4, 5};
+        expect_error(c, C::kInvalidArgument, L + ": input depth must be evenly divisible by filter depth");
+    }
+    SECTION("row 40: out_backprop rows or columns do not match") {
+        BadCall c;
+        Tensor dy = make_tensor(DataType::kFloat, {1, 3, 4, 3}, std::vector<double>(36, 1.0));
+        c.out_backprop_override = dy.cref();
+        expect_error(c, C::kInvalidArgument,
+                     L + ": Size of out_backprop doesn't match computed: actual = 3, computed = 4 spatial_dim: 1 "
+                         "input: 4 filter: 3 output: 3 stride: 1 dilation: 1");
+        Tensor dy2 = make_tensor(DataType::kFloat, {1, 4, 5, 3}, std::vector<double>(60, 1.0));
+        c.out_backprop_override = dy2.cref();
+        c.strides = {1, 1, 2, 1};
+        c.attrs = c.attrs.Dilations({1, 1, 2, 1});
+        expect_error(c, C::kInvalidArgument,
+                     L + ": Size of out_backprop doesn't match computed: actual = 5, computed = 2 spatial_dim: 2 "
+                         "input: 4 filter: 3 output: 5 stride: 2 dilation: 2");
+    }
+    SECTION("row 19 analog: a filter larger than the input by the stride or more") {
+        BadCall c;
+        c.padding = "VALID";
+        c.strides = {1, 2, 1, 1};
+        c.input_sizes = int32_vector({1, 1, 4, 2});
+        c.output_shape = {1, 1, 4, 2};
+        Tensor filter = make_tensor(DataType::kFloat, {5, 1, 2, 3}, std::vector<double>(30, 1.0));
+        c.filter_override = filter.cref();
+        expect_error(c, C::kInvalidArgument,
+                     "Computed output size would be negative: -1 [input_size: 1, effective_filter_size: 5, stride: 2]");
+    }
+    SECTION("row 41 (policy): legal groups work (see the sweeps); illegal ones keep TF's refusal") {
+        BadCall c;
+        c.input_sizes = int32_vector({1, 4, 4, 4});  // filter depth 2: two groups for 3 output channels
+        c.output_shape = {1, 4, 4, 4};
+        expect_error(c, C::kInvalidArgument,
+                     "Gradients for grouped convolutions are not supported on CPU. Please file a feature request "
+                     "if you run into this issue. Computed input depth 4 doesn't match filter input depth 2");
+        c.input_sizes = int32_vector({1, 4, 4, 0});  // zero groups
+        c.output_shape = {1, 4, 4, 0};
+        expect_error(c, C::kInvalidArgument,
+                     "Gradients for grouped convolutions are not supported on CPU. Please file a feature request "
+                     "if you run into this issue. Computed input depth 0 doesn't match filter input depth 2");
+    }
+    SECTION("row 47: input_sizes [65534, 65534] with a scalar out_backprop") {
+        BadCall c;
+        c.input_sizes = int32_vector({65534, 65534});
+        static float scalar = 1.0f;
+        c.out_backprop_override = ConstTensorRef{DataType::kFloat, {}, &scalar};
+        expect_error(c, C::kInvalidArgument, "input_sizes must be 4-dimensional, got: 0");
+    }
+    SECTION("gradtune's limit: kernels index in int32") {
+        BadCall c;
+        c.input_sizes = int32_vector({1, 2147483646, 1, 1});
+        c.strides = {1, 2147483647, 1, 1};
+        c.padding = "VALID";
+        Tensor filter = make_tensor(DataType::kFloat, {1, 1, 1, 1}, {1.0});
+        Tensor dy = make_tensor(DataType::kFloat, {1, 1, 1, 1}, {1.0});
+        c.filter_override = filter.cref();
+        c.out_backprop_override = dy.cref();
+        expect_error(c, C::kUnimplemented,
+                     "gradtune: spatial sizes, paddings or strides of 2**31 or more are not supported");
+    }
+    SECTION("row 68: dtype outside the op's list, mismatched T, input_sizes not int32") {
+        BadCall c;
+        c.filter = make_tensor(DataType::kInt64, {3, 3, 2, 3}, std::vector<double>(54, 1.0));
+        c.out_backprop = make_tensor(DataType::kInt64, {1, 4, 4, 3}, std::vector<double>(48, 1.0));
+        expect_error(c, C::kInvalidArgument,
+                     "Value for attr 'T' of int64 is not in the list of allowed values: half, bfloat16, float, "
+                     "double, int32");
+        BadCall d;
+        d.out_backprop = make_tensor(DataType::kDouble, {1, 4, 4, 3}, std::vector<double>(48, 1.0));
+        expect_error(d, C::kInvalidArgument,
+                     "cannot compute Conv2DBackpropInput as input #2(zero-based) was expected to be a float tensor "
+                     "but is a double tensor");
+        BadCall e;
+        e.input_sizes = Tensor::FromVector(DataType::kInt64, {4}, std::vector<int64_t>{1, 4, 4, 2});
+        expect_error(e, C::kInvalidArgument,
+                     "cannot compute Conv2DBackpropInput as input #0(zero-based) was expected to be a int32 tensor "
+                     "but is a int64 tensor");
+    }
+    SECTION("attr values outside the op definition") {
+        BadCall c;
+        c.padding = "FULL";
+        expect_error(c, C::kInvalidArgument,
+                     "Value for attr 'padding' of \"FULL\" is not in the list of allowed values: \"SAME\", \"VALID\", "
+                     "\"EXPLICIT\"");
+        BadCall d;
+        d.attrs = d.attrs.DataFormat("NCWH");
+        expect_error(d, C::kInvalidArgument,
+                     "Value for attr 'data_format' of \"NCWH\" is not in the list of allowed values: \"NHWC\", \"NCHW\"");
+    }
+    SECTION("a caller-provided output of the wrong shape or dtype") {
+        BadCall c;
+        c.output_shape = {1, 4, 4, 3};
+        expect_error(c, C::kInvalidArgument, "output has shape [1,4,4,3], but input_sizes is [1,4,4,2]");
+    }
+}
+
+TEST_CASE("Conv2DBackpropInput: empty and degenerate calls give zeros (rows 45 and 46, CVE-2021-29525 and CVE-2022-35999)",
+          "[conv2d_backprop_input]") {
+    SECTION("row 45: filter [0,1,5,0], out_backprop [52,1,1,0], SAME") {
+        BadCall c;
+        c.input_sizes = int32_vector({52, 1, 1, 5});
+        c.output_shape = {52, 1, 1, 5};
+        Tensor filter(DataType::kFloat, {0, 1, 5, 0});
+        Tensor dy(DataType::kFloat, {52, 1, 1, 0});
+        c.filter_override = filter.cref();
+        c.out_backprop_override = dy.cref();
+        expect_zeros(c);
+    }
+    SECTION("row 46: out_backprop [3,1,0,3] with a non-empty input, VALID, strides [1,1,2,1]") {
+        BadCall c;
+        c.input_sizes = int32_vector({3, 1, 1, 2});
+        c.output_shape = {3, 1, 1, 2};
+        c.padding = "VALID";
+        c.strides = {1, 1, 2, 1};
+        Tensor filter = make_tensor(DataType::kFloat, {1, 3, 2, 3}, std::vector<double>(18, 1.0));
+        Tensor dy(DataType::kFloat, {3, 1, 0, 3});
+        c.filter_override = filter.cref();
+        c.out_backprop_override = dy.cref();
+        expect_zeros(c);
+    }
+    SECTION("row 25 (policy): NCHW works on the CPU, also with an empty out_backprop") {
+        BadCall c;
+        c.attrs = c.attrs.DataFormat("NCHW");
+        c.input_sizes = int32_vector({2, 3, 2, 5});
+        c.output_shape = {2, 3, 2, 5};
+        c.padding = "VALID";
+        Tensor filter = make_tensor(DataType::kFloat, {3, 3, 3, 4}, std::vector<double>(108, 1.0));
+        Tensor dy(DataType::kFloat, {2, 4, 0, 3});  // 2 - 3 + 1 = 0 rows
+        c.filter_override = filter.cref();
+        c.out_backprop_override = dy.cref();
+        expect_zeros(c);
+    }
+}
+
+TEST_CASE("Conv2DBackpropInput: the by-name layer applies TF's attr defaults", "[conv2d_backprop_input]") {
+    OpCall call;
+    call.op = kOp;
+    Tensor sizes = int32_vector({1, 2, 2, 1});
+    Tensor filter = make_tensor(DataType::kFloat, {2, 2, 1, 2}, iota(8));
+    Tensor dy = make_tensor(DataType::kFloat, {1, 1, 1, 2}, iota(2));
+    call.inputs = {{"input_sizes", sizes}, {"filter", filter}, {"out_backprop", dy}};
+    call.attrs = {{"strides", std::vector<int64_t>{1, 1, 1, 1}}, {"padding", std::string("VALID")}};
+    std::vector<Tensor> outputs;
+    REQUIRE(RunOp(call, &outputs).ok());
+    REQUIRE(outputs.size() == 1);
+    CHECK(to_doubles(outputs[0]) == std::vector<double>{5, 11, 17, 23});
+    CallInfo info;
+    REQUIRE(DescribeCall(call, &info).ok());
+    CHECK(info.structure.at("groups") == 1);
+    CHECK(info.shape.at("O") == 2);
+}
+
+TEST_CASE("Conv2DBackpropInput: concurrent calls from several threads give the same results", "[conv2d_backprop_input]") {
+    const Case k{2, 17, 15, 40, 24, 3, 3, 1, 1, 1, 1, 1, "SAME", {}};
+    std::vector<std::thread> threads;
+    std::vector<double> errors(8, -1);
+    for (int t = 0; t < 8; t++) {
+        threads.emplace_back([&, t] {
+            Outcome o = run_case(k, t % 2 ? DataType::kFloat : DataType::kDouble, t % 4 < 2 ? "NHWC" : "NCHW", "",
+                                 100 + t);
+            errors[t] = o.status.ok() ? o.error : 1.0;
+        });
+    }
+    for (auto &th : threads) th.join();
+    for (int t = 0; t < 8; t++) CHECK(errors[t] <= tolerance(t % 2 ? DataType::kFloat : DataType::kDouble));
+}
