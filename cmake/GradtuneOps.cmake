@@ -8,6 +8,7 @@
 # the generated op_list.inc made from this list.
 set(GRADTUNE_ALL_OPS
     DepthwiseConv2dNativeBackpropInput:depthwise_conv2d_native_backprop_input
+    DepthwiseConv2dNativeBackpropFilter:depthwise_conv2d_native_backprop_filter
     FractionalAvgPoolGrad:fractional_avg_pool_grad
     FractionalAvgPool:fractional_avg_pool
     DepthwiseConv2dNative:depthwise_conv2d_native

@@ -6,6 +6,7 @@
 #include "gradtune/conv2d_backprop_filter.h"
 #include "gradtune/conv2d_backprop_input.h"
 #include "gradtune/depthwise_conv2d_native.h"
+#include "gradtune/depthwise_conv2d_native_backprop_filter.h"
 #include "gradtune/depthwise_conv2d_native_backprop_input.h"
 #include "gradtune/device.h"
 #include "gradtune/fractional_avg_pool.h"

@@ -1,0 +1,280 @@
+// DepthwiseConv2dNativeBackpropFilter: TF validation (spec/tf-ops.md section 4,
+// in TF's order, with TF's texts), geometry, dispatch and the kernel call.
+#include "gradtune/depthwise_conv2d_native_backprop_filter.h"
+
+#include <chrono>
+#include <cstring>
+
+#include "dispatch.h"
+#include "halide_call.h"
+#include "op_entry.h"
+#include "tf_checks.h"
+
+namespace gradtune {
+
+namespace {
+
+using internal::HalideBuffer;
+using tf::DataFormat;
+using tf::Padding;
+
+constexpr const char *kOp = "DepthwiseConv2dNativeBackpropFilter";
+constexpr const char *kLabel = "DepthwiseConv2DBackpropFilter";  // TF's label (capital D in 2D)
+
+// The Halide signature of every variant (generators/depthwise_conv2d_native_backprop_filter_generator.cpp).
+using KernelSignature = int (*)(const void *user_context, int32_t call_stride, int32_t call_dilation_height,
+                                int32_t call_dilation_width, int32_t pad_top, int32_t pad_left,
+                                halide_buffer_t *input, halide_buffer_t *out_backprop, halide_buffer_t *output);
+
+struct Prepared {
+    CallInfo info;
+    std::vector<int64_t> filter_shape;  // = filter_sizes, [FH, FW, C, M]
+    DataFormat format = DataFormat::kNHWC;
+    int64_t stride = 1, dilation_rows = 1, dilation_cols = 1, pad_top = 0, pad_left = 0;
+    bool zeros = false;  // nothing reaches the output: out_backprop or input is empty
+};
+
+Status Prepare(const ConstTensorRef &input, const ConstTensorRef &filter_sizes, const ConstTensorRef &out_backprop,
+               const std::vector<int> &strides, std::string_view padding_text,
+               const DepthwiseConv2dNativeBackpropFilter::Attrs &attrs, Prepared *p) {
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("input", input));
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("filter_sizes", filter_sizes));
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("out_backprop", out_backprop));
+
+    // Op definition: T (from input #0), input types, attr values.
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckAllowedType(
+        input.dtype, {DataType::kHalf, DataType::kBFloat16, DataType::kFloat, DataType::kDouble}));
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckInputType(kOp, 1, DataType::kInt32, filter_sizes.dtype));
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckInputType(kOp, 2, input.dtype, out_backprop.dtype));
+    Padding padding;
+    GRADTUNE_RETURN_IF_ERROR(tf::ParsePadding(padding_text, &padding));
+    GRADTUNE_RETURN_IF_ERROR(tf::ParseDataFormat(attrs.data_format_, &p->format));
+    const DataFormat format = p->format;
+    const int n_dim = tf::DimIndex(format, 'N'), h_dim = tf::DimIndex(format, 'H');
+    const int w_dim = tf::DimIndex(format, 'W'), c_dim = tf::DimIndex(format, 'C');
+
+    // Kernel constructor (the same steps 1-5 as BackpropInput), then the
+    // dilations that gradtune honours (spec 15.1; TF never reads them).
+    if (strides.size() != 4) return InvalidArgument("Sliding window strides field must specify 4 dimensions");
+    if (strides[h_dim] != strides[w_dim])
+        return InvalidArgument(
+            "Current implementation only supports equal length strides in the row and column dimensions.");
+    if (strides[n_dim] != 1 || strides[c_dim] != 1)
+        return InvalidArgument("Current implementation does not yet support strides in the batch and depth dimensions.");
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckValidPadding(padding, attrs.explicit_paddings_, format));
+    const std::vector<int> &dilations = attrs.dilations_;
+    if (dilations.size() != 4) return InvalidArgument("Sliding window dilations field must specify 4 dimensions");
+    if (dilations[n_dim] != 1 || dilations[c_dim] != 1)
+        return InvalidArgument(
+            "Current implementation does not yet support dilations in the batch and depth dimensions.");
+
+    // Compute: filter_sizes (TF's message says Conv2DBackpropFilter), then
+    // EXTRACT_AND_VERIFY_DIMENSIONS with the shape of `input`.
+    if (filter_sizes.dims() != 1)
+        return InvalidArgument("Conv2DBackpropFilter: filter_sizes input must be 1-dim, not " +
+                               std::to_string(filter_sizes.dims()));
+    tf::ShapeBuilder filter_shape;
+    for (int64_t i = 0; i < filter_sizes.num_elements(); i++) {
+        const int64_t size = tf::ShapeElement(filter_sizes, i);
+        if (size < 0) return InvalidArgument("Dimension " + std::to_string(i) + " of filter_sizes must be >= 0");
+        GRADTUNE_RETURN_IF_ERROR(filter_shape.AddDim(size));
+    }
+    const std::string label = kLabel;
+    if (input.dims() != 4) return InvalidArgument(label + ": input must be 4-dimensional");
+    if (filter_shape.dims().size() != 4) return InvalidArgument(label + ": filter must be 4-dimensional");
+    if (out_backprop.dims() != 4) return InvalidArgument(label + ": out_backprop must be 4-dimensional");
+    const std::vector<int64_t> &in = input.shape;
+    const std::vector<int64_t> &filter = filter_shape.dims();
+    const std::vector<int64_t> &out = out_backprop.shape;
+    if (in[n_dim] != out[n_dim]) return InvalidArgument(label + ": input and out_backprop must have the same batch size");
+    if (!tf::FitsInt32(in[h_dim])) return InvalidArgument("Input rows too large");
+    if (!tf::FitsInt32(in[w_dim])) return InvalidArgument("Input cols too large");
+    if (!tf::FitsInt32(out[h_dim])) return InvalidArgument("Output rows too large");
+    if (!tf::FitsInt32(out[w_dim])) return InvalidArgument("Output cols too large");
+    const int64_t in_depth = in[c_dim];
+    if (in_depth != filter[2]) return InvalidArgument(label + ": input and filter must have the same in_depth");
+    const int64_t multiplier = filter[3];
+    if (!tf::FitsInt32(out[c_dim])) return InvalidArgument("Output depth too large");
+    if (multiplier * in_depth != out[c_dim])
+        return InvalidArgument(label + ": depth_multiplier * in_depth not equal to out_depth");
+
+    const int64_t stride = strides[h_dim];
+    int64_t out_rows = 0, pad_top = 0, pad_bottom = 0, out_cols = 0, pad_left = 0, pad_right = 0;
+    if (padding == Padding::kExplicit) {
+        pad_top = attrs.explicit_paddings_[2 * h_dim];
+        pad_bottom = attrs.explicit_paddings_[2 * h_dim + 1];
+        pad_left = attrs.explicit_paddings_[2 * w_dim];
+        pad_right = attrs.explicit_paddings_[2 * w_dim + 1];
+    }
+    // TF passes dilation 1 here (it ignores dilations); gradtune computes the
+    // dilated gradient, so the effective filter size uses the real dilation.
+    GRADTUNE_RETURN_IF_ERROR(tf::GetWindowedOutputSizeVerbose(in[h_dim], filter[0], dilations[h_dim], stride, padding,
+                                                              &out_rows, &pad_top, &pad_bottom));
+    GRADTUNE_RETURN_IF_ERROR(tf::GetWindowedOutputSizeVerbose(in[w_dim], filter[1], dilations[w_dim], stride, padding,
+                                                              &out_cols, &pad_left, &pad_right));
+    if (out[h_dim] != out_rows)
+        return InvalidArgument(label + ": Number of rows of out_backprop doesn't match computed: actual = " +
+                               std::to_string(out[h_dim]) + ", computed = " + std::to_string(out_rows));
+    if (out[w_dim] != out_cols)
+        return InvalidArgument(label + ": Number of cols of out_backprop doesn't match computed: actual = " +
+                               std::to_string(out[w_dim]) + ", computed = " + std::to_string(out_cols));
+
+    p->filter_shape = filter;
+    p->stride = stride;
+    p->dilation_rows = dilations[h_dim];
+    p->dilation_cols = dilations[w_dim];
+    p->pad_top = pad_top;
+    p->pad_left = pad_left;
+    // An empty out_backprop (TF: uninitialised output, spec 15.2) or an empty
+    // input (every tap reads padding) gives zeros.
+    p->zeros = out_backprop.num_elements() == 0 || input.num_elements() == 0;
+    p->info.op = kOp;
+    p->info.dtype = DataTypeName(input.dtype);
+    p->info.data_format = tf::DataFormatName(format);
+    p->info.structure = {{"depth_multiplier", static_cast<int>(multiplier)},
+                         {"dilation_height", dilations[h_dim]},
+                         {"dilation_width", dilations[w_dim]},
+                         {"filter_height", static_cast<int>(filter[0])},
+                         {"filter_width", static_cast<int>(filter[1])},
+                         {"stride", static_cast<int>(stride)}};
+    p->info.padding = tf::PaddingName(padding);
+    p->info.shape = {{"N", in[n_dim]}, {"H", in[h_dim]}, {"W", in[w_dim]}, {"C", in_depth}};
+    return Status::OK();
+}
+
+Status Execute(const Prepared &p, const ConstTensorRef &input, const ConstTensorRef &out_backprop,
+               const TensorRef &output, const RunOptions &options) {
+    if (output.num_elements() == 0) return Status::OK();
+    if (p.zeros) {
+        std::memset(output.data, 0, static_cast<size_t>(output.num_elements()) * DataTypeSize(output.dtype));
+        return Status::OK();
+    }
+    for (int64_t n : {output.num_elements(), out_backprop.num_elements(), input.num_elements()}) {
+        if (n > INT32_MAX)
+            return Unimplemented("gradtune: tensors of 2**31 or more elements are not supported");
+    }
+    internal::Selection selection;
+    GRADTUNE_RETURN_IF_ERROR(internal::select_kernel(p.info, options, &selection));
+    if (options.device == Device::cuda) {
+        std::string why;
+        if (!internal::cuda_available(&why)) return Unavailable("device=cuda: " + why);
+    }
+    internal::install_halide_handlers();
+
+    // Halide dimension orders (innermost first): activations (c, w, h, n);
+    // the filter gradient [FH, FW, C, M] as (m, c, fw, fh).
+    const std::array<int, 4> activations = p.format == DataFormat::kNHWC ? std::array<int, 4>{3, 2, 1, 0}
+                                                                         : std::array<int, 4>{1, 3, 2, 0};
+    HalideBuffer input_buffer(input.dtype, input.shape, input.data, activations);
+    HalideBuffer out_backprop_buffer(out_backprop.dtype, out_backprop.shape, out_backprop.data, activations);
+    HalideBuffer output_buffer(output.dtype, output.shape, output.data, {3, 2, 1, 0});
+
+    internal::CallContext context;
+    const auto start = std::chrono::steady_clock::now();
+    auto kernel = reinterpret_cast<KernelSignature>(selection.function);
+    int result = kernel(&context, static_cast<int32_t>(p.stride), static_cast<int32_t>(p.dilation_rows),
+                        static_cast<int32_t>(p.dilation_cols), static_cast<int32_t>(p.pad_top),
+                        static_cast<int32_t>(p.pad_left), input_buffer.get(), out_backprop_buffer.get(),
+                        output_buffer.get());
+    Status status = internal::kernel_status(result, context, selection.name);
+    if (status.ok() && options.device == Device::cuda) {
+        status = internal::finish_cuda_call(&context, output_buffer.get(),
+                                            {input_buffer.get(), out_backprop_buffer.get()});
+    }
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (internal::verbose_enabled()) internal::report_call(p.info, options.device, selection, ms);
+    return status;
+}
+
+}  // namespace
+
+Status DepthwiseConv2dNativeBackpropFilter::Compute(const ConstTensorRef &input, const ConstTensorRef &filter_sizes,
+                                                    const ConstTensorRef &out_backprop,
+                                                    const std::vector<int> &strides, std::string_view padding,
+                                                    const TensorRef &output, const Attrs &attrs,
+                                                    const RunOptions &options) {
+    Prepared p;
+    GRADTUNE_RETURN_IF_ERROR(Prepare(input, filter_sizes, out_backprop, strides, padding, attrs, &p));
+    if (output.dtype != input.dtype)
+        return InvalidArgument(std::string("output has dtype ") + DataTypeString(output.dtype) + ", expected " +
+                               DataTypeString(input.dtype));
+    if (output.shape != p.filter_shape)
+        return InvalidArgument("output has shape " + ShapeString(output.shape) + ", but filter_sizes is " +
+                               ShapeString(p.filter_shape));
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("output", output));
+    return Execute(p, input, out_backprop, output, options);
+}
+
+Status DepthwiseConv2dNativeBackpropFilter::Compute(const ConstTensorRef &input, const ConstTensorRef &filter_sizes,
+                                                    const ConstTensorRef &out_backprop,
+                                                    const std::vector<int> &strides, std::string_view padding,
+                                                    Tensor *output, const Attrs &attrs, const RunOptions &options) {
+    Prepared p;
+    GRADTUNE_RETURN_IF_ERROR(Prepare(input, filter_sizes, out_backprop, strides, padding, attrs, &p));
+    Tensor result(input.dtype, p.filter_shape);
+    GRADTUNE_RETURN_IF_ERROR(Execute(p, input, out_backprop, result.ref(), options));
+    *output = std::move(result);
+    return Status::OK();
+}
+
+namespace internal {
+
+OpEntry depthwise_conv2d_native_backprop_filter_entry() {
+    OpEntry entry;
+    entry.spec = {kOp,
+                  {"input", "filter_sizes", "out_backprop"},
+                  {"T", "int32", "T"},
+                  {"output"},
+                  {{"strides", AttrKind::kIntList, true, std::vector<int64_t>{}},
+                   {"padding", AttrKind::kString, true, std::string()},
+                   {"explicit_paddings", AttrKind::kIntList, false, std::vector<int64_t>{}},
+                   {"data_format", AttrKind::kString, false, std::string("NHWC")},
+                   {"dilations", AttrKind::kIntList, false, std::vector<int64_t>{1, 1, 1, 1}}}};
+    // Reads the call's inputs and attrs into the typed API's arguments.
+    auto unpack = [spec = entry.spec](const OpCall &call, ConstTensorRef *input, ConstTensorRef *filter_sizes,
+                                      ConstTensorRef *out_backprop, std::vector<int> *strides, std::string *padding,
+                                      DepthwiseConv2dNativeBackpropFilter::Attrs *attrs) -> Status {
+        GRADTUNE_RETURN_IF_ERROR(GetInput(call, "input", input));
+        GRADTUNE_RETURN_IF_ERROR(GetInput(call, "filter_sizes", filter_sizes));
+        GRADTUNE_RETURN_IF_ERROR(GetInput(call, "out_backprop", out_backprop));
+        GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "strides", strides));
+        GRADTUNE_RETURN_IF_ERROR(GetString(call, spec, "padding", padding));
+        GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "explicit_paddings", &attrs->explicit_paddings_));
+        GRADTUNE_RETURN_IF_ERROR(GetString(call, spec, "data_format", &attrs->data_format_));
+        GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "dilations", &attrs->dilations_));
+        return Status::OK();
+    };
+    entry.run = [unpack](const OpCall &call, std::vector<Tensor> *outputs, const RunOptions &options) -> Status {
+        ConstTensorRef input, filter_sizes, out_backprop;
+        std::vector<int> strides;
+        std::string padding;
+        DepthwiseConv2dNativeBackpropFilter::Attrs attrs;
+        GRADTUNE_RETURN_IF_ERROR(unpack(call, &input, &filter_sizes, &out_backprop, &strides, &padding, &attrs));
+        if (outputs->size() == 1)  // reuse the caller's output (see RunOp)
+            return DepthwiseConv2dNativeBackpropFilter::Compute(input, filter_sizes, out_backprop, strides, padding,
+                                                                (*outputs)[0].ref(), attrs, options);
+        Tensor output;
+        GRADTUNE_RETURN_IF_ERROR(DepthwiseConv2dNativeBackpropFilter::Compute(input, filter_sizes, out_backprop,
+                                                                              strides, padding, &output, attrs,
+                                                                              options));
+        outputs->clear();
+        outputs->push_back(std::move(output));
+        return Status::OK();
+    };
+    entry.describe = [unpack](const OpCall &call, CallInfo *info) -> Status {
+        ConstTensorRef input, filter_sizes, out_backprop;
+        std::vector<int> strides;
+        std::string padding;
+        DepthwiseConv2dNativeBackpropFilter::Attrs attrs;
+        GRADTUNE_RETURN_IF_ERROR(unpack(call, &input, &filter_sizes, &out_backprop, &strides, &padding, &attrs));
+        Prepared p;
+        GRADTUNE_RETURN_IF_ERROR(Prepare(input, filter_sizes, out_backprop, strides, padding, attrs, &p));
+        *info = p.info;
+        return Status::OK();
+    };
+    return entry;
+}
+
+}  // namespace internal
+
+}  // namespace gradtune

@@ -1,0 +1,682 @@
+// DepthwiseConv2dNativeBackpropFilter: every compiled variant against the
+// plain-loop reference, TF's goldens and gradient configs, the adjoint
+// identity with the forward op, TF's bad-input table (spec section 11 rows
+// 1-23 that apply, with the section 15 policy), empty tensors, determinism
+// across thread counts, thread safety and the by-name layer.
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <cstring>
+#include <sstream>
+#include <thread>
+
+#include "reference/depthwise_conv2d_native.h"
+#include "reference/depthwise_conv2d_native_backprop_filter.h"
+#include "test_util.h"
+
+// From the Halide runtime inside libgradtune (HalideRuntime.h): the number of
+// threads parallel loops may use. Returns the previous value.
+extern "C" int halide_set_num_threads(int n);
+
+using namespace gradtune;
+using namespace gradtune::testing;
+
+namespace {
+
+constexpr const char *kOp = "DepthwiseConv2dNativeBackpropFilter";
+
+struct Case {
+    int64_t N, H, W, C, M, FH, FW, stride, dilation_h, dilation_w;
+    std::string padding;
+    std::array<int, 4> pads{};  // top, bottom, left, right (EXPLICIT only)
+
+    std::string describe() const {
+        std::ostringstream out;
+        out << "N" << N << " H" << H << " W" << W << " C" << C << " M" << M << " f" << FH << "x" << FW << " s"
+            << stride << " d" << dilation_h << "x" << dilation_w << " " << padding;
+        if (padding == "EXPLICIT") out << "(" << pads[0] << "," << pads[1] << "," << pads[2] << "," << pads[3] << ")";
+        return out.str();
+    }
+};
+
+// The NHWC tensors of a case, with values rounded to the dtype, and the
+// reference gradient.
+struct Problem {
+    bool valid = false;  // false: TF rejects the geometry
+    std::vector<int64_t> in_shape, filter_shape, out_shape;
+    std::vector<double> input, dy, want;
+};
+
+Problem make_problem(const Case &k, DataType dtype, uint32_t seed) {
+    using namespace gradtune::reference;
+    Problem p;
+    Window rows = window(k.H, k.FH, k.dilation_h, k.stride, k.padding, k.pads[0], k.pads[1]);
+    Window cols = window(k.W, k.FW, k.dilation_w, k.stride, k.padding, k.pads[2], k.pads[3]);
+    if (rows.output < 0 || cols.output < 0) return p;
+    p.valid = true;
+    p.in_shape = {k.N, k.H, k.W, k.C};
+    p.filter_shape = {k.FH, k.FW, k.C, k.M};
+    p.out_shape = {k.N, rows.output, cols.output, k.C * k.M};
+    p.input = random_values(NumElements(p.in_shape), seed, dtype);
+    p.dy = random_values(NumElements(p.out_shape), seed + 1, dtype);
+    Geometry2D g{k.stride, k.stride, k.dilation_h, k.dilation_w, rows.pad_before, cols.pad_before};
+    p.want = depthwise_conv2d_native_backprop_filter(p.input, p.in_shape, p.filter_shape, p.dy, p.out_shape, g);
+    return p;
+}
+
+std::vector<int64_t> to_layout(const std::vector<int64_t> &s, bool nchw) {
+    return nchw ? std::vector<int64_t>{s[0], s[3], s[1], s[2]} : s;
+}
+
+// Runs a problem through the public API (forcing `variant` unless empty).
+Status run_problem(const Case &k, const Problem &p, DataType dtype, const std::string &layout,
+                   const std::string &variant, Tensor *output) {
+    using namespace gradtune::reference;
+    const bool nchw = layout == "NCHW";
+    Tensor input = make_tensor(dtype, to_layout(p.in_shape, nchw), nchw ? nhwc_to_nchw(p.input, p.in_shape) : p.input);
+    Tensor dy = make_tensor(dtype, to_layout(p.out_shape, nchw), nchw ? nhwc_to_nchw(p.dy, p.out_shape) : p.dy);
+    const int s = static_cast<int>(k.stride);
+    std::vector<int> strides = nchw ? std::vector<int>{1, 1, s, s} : std::vector<int>{1, s, s, 1};
+    const int dh = static_cast<int>(k.dilation_h), dw = static_cast<int>(k.dilation_w);
+    auto attrs = DepthwiseConv2dNativeBackpropFilter::DataFormat(layout).Dilations(
+        nchw ? std::vector<int>{1, 1, dh, dw} : std::vector<int>{1, dh, dw, 1});
+    if (k.padding == "EXPLICIT") {
+        auto [t, b, l, r] = k.pads;
+        attrs = attrs.ExplicitPaddings(nchw ? std::vector<int>{0, 0, 0, 0, t, b, l, r}
+                                            : std::vector<int>{0, 0, t, b, l, r, 0, 0});
+    }
+    RunOptions options;
+    options.variant = variant;
+    return DepthwiseConv2dNativeBackpropFilter::Compute(input, int32_vector(p.filter_shape), dy, strides, k.padding,
+                                                        output, attrs, options);
+}
+
+struct Outcome {
+    bool valid = false;  // false: TF rejects the geometry; nothing was run
+    Status status;
+    double error = 0;
+};
+
+Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const std::string &variant,
+                 uint32_t seed) {
+    Outcome outcome;
+    Problem p = make_problem(k, dtype, seed);
+    if (!p.valid) return outcome;
+    outcome.valid = true;
+    Tensor output;
+    outcome.status = run_problem(k, p, dtype, layout, variant, &output);
+    if (outcome.status.ok()) outcome.error = normwise_error(to_doubles(output), p.want);
+    return outcome;
+}
+
+// A sweep over the structure a generic variant leaves to run time, plus the
+// edge sizes: strides 1/2/3, dilations, filter shapes (1x1 and 2x3 take the
+// small-tile path, 3x3 and 5x5 the register tiles), every padding mode,
+// C in {1, 3, 16, 17, 33, 40} (33 and 40 fill the 32-channel tiles of the
+// defaults, with a remainder), M in {1, 2, 3}, H and W of 1..3, odd sizes,
+// enough rows (N*OH) for every partition count to leave a remainder, and
+// empty tensors.
+std::vector<Case> generic_cases() {
+    std::vector<Case> cases;
+    const int64_t channels[] = {1, 3, 16, 17, 33, 40};
+    const int64_t multipliers[] = {1, 2, 3};
+    int i = 0;
+    for (int64_t stride : {1, 2, 3})
+        for (auto [dh, dw] : {std::pair{1, 1}, std::pair{2, 2}, std::pair{1, 2}})
+            for (auto [fh, fw] : {std::pair{3, 3}, std::pair{2, 3}, std::pair{1, 1}, std::pair{5, 5}})
+                for (const char *padding : {"SAME", "VALID", "EXPLICIT"}) {
+                    const int64_t C = channels[i % 6], M = multipliers[(i / 6) % 3];
+                    cases.push_back({2, 7 + i % 3, 9 - i % 2, C, M, fh, fw, stride, dh, dw, padding, {1, 2, 0, 3}});
+                    i++;
+                }
+    for (int64_t H : {1, 2, 3})
+        for (int64_t W : {1, 2, 3})
+            for (auto [k, s] : {std::pair{3, 1}, std::pair{3, 2}, std::pair{2, 1}})
+                for (const char *padding : {"SAME", "VALID"})
+                    cases.push_back({1, H, W, H == W ? 3 : 1, 1, k, k, s, 1, 1, padding, {}});
+    // Full tiles in both layouts with more rows than partitions.
+    cases.push_back({3, 13, 11, 48, 1, 3, 3, 1, 1, 1, "SAME", {}});
+    cases.push_back({1, 21, 19, 35, 1, 3, 3, 2, 1, 1, "SAME", {}});
+    cases.push_back({2, 12, 15, 33, 2, 5, 5, 1, 1, 1, "SAME", {}});
+    cases.push_back({2, 10, 10, 64, 1, 3, 3, 1, 2, 2, "EXPLICIT", {2, 1, 3, 0}});
+    // Empty tensors: batch 0, depth multiplier 0, no out_backprop rows
+    // (VALID, filter 3 on 2 rows: O = (2 - 3 + 1) / 1 = 0), empty filter,
+    // no channels, an empty input whose padding still gives out_backprop rows.
+    cases.push_back({0, 5, 5, 3, 1, 3, 3, 1, 1, 1, "SAME", {}});
+    cases.push_back({2, 5, 5, 3, 0, 3, 3, 1, 1, 1, "SAME", {}});
+    cases.push_back({1, 2, 5, 3, 1, 3, 3, 1, 1, 1, "VALID", {}});
+    cases.push_back({1, 4, 4, 3, 1, 0, 3, 1, 1, 1, "VALID", {}});
+    cases.push_back({1, 4, 4, 0, 2, 3, 3, 1, 1, 1, "SAME", {}});
+    cases.push_back({1, 0, 4, 3, 1, 1, 1, 1, 1, 1, "EXPLICIT", {2, 1, 0, 0}});
+    return cases;
+}
+
+// Run-time sizes for a variant whose structure is fixed.
+std::vector<Case> specialised_cases(const VariantInfo &v) {
+    std::vector<Case> cases;
+    const auto &s = v.structure;
+    const std::array<int64_t, 4> sizes[] = {{1, 1, 1, 1},  {1, 2, 3, 3},    {2, 7, 9, 17}, {1, 3, 2, 16},
+                                            {2, 5, 5, 33}, {1, 12, 11, 48}, {3, 9, 8, 32}, {0, 4, 4, 8}};
+    for (const auto &[N, H, W, C] : sizes)
+        for (const char *padding : {"SAME", "VALID", "EXPLICIT"})
+            cases.push_back({N, H, W, C, s.at("depth_multiplier"), s.at("filter_height"), s.at("filter_width"),
+                             s.at("stride"), s.at("dilation_height"), s.at("dilation_width"), padding, {1, 0, 2, 1}});
+    return cases;
+}
+
+bool fits(const VariantInfo &v, const Case &k) {
+    const std::map<std::string, int64_t> call{{"depth_multiplier", k.M},  {"dilation_height", k.dilation_h},
+                                              {"dilation_width", k.dilation_w}, {"filter_height", k.FH},
+                                              {"filter_width", k.FW},     {"stride", k.stride}};
+    for (const auto &[name, value] : v.structure)
+        if (value != 0 && call.at(name) != value) return false;
+    return true;
+}
+
+}  // namespace
+
+TEST_CASE("every CPU variant of DepthwiseConv2dNativeBackpropFilter matches the reference",
+          "[dw_backprop_filter]") {
+    const auto variants = Variants(kOp);
+    REQUIRE(!variants.empty());
+    int checked = 0;
+    for (const VariantInfo &v : variants) {
+        if (v.device != Device::cpu) continue;
+        const DataType dtype = dtype_of(v.dtype);
+        const std::vector<Case> cases = v.generic ? generic_cases() : specialised_cases(v);
+        uint32_t seed = 1;
+        for (const Case &k : cases) {
+            if (!fits(v, k)) continue;
+            Outcome o = run_case(k, dtype, v.data_format, v.name, seed += 2);
+            if (!o.valid) continue;
+            INFO(v.name << " " << k.describe());
+            REQUIRE(o.status.ok());
+            CHECK(o.error <= tolerance(dtype));
+            checked++;
+        }
+    }
+    INFO("cases checked: " << checked);
+    CHECK(checked > 500);
+}
+
+TEST_CASE("DepthwiseConv2dNativeBackpropFilter: dispatch serves TF's depthwise gradient test configs (spec 13.4)",
+          "[dw_backprop_filter]") {
+    // input, filter, stride, padding[, explicit pads, dilations] from
+    // depthwise_conv_op_base.py's gradient tests, float32 and float64. The
+    // dilated ones go through space_to_batch in TF; here they are native.
+    const std::vector<Case> cases = {
+        {2, 5, 8, 1, 2, 4, 4, 1, 1, 1, "SAME", {}},
+        {4, 5, 5, 1, 2, 2, 2, 2, 1, 1, "VALID", {}},
+        {2, 4, 4, 2, 2, 3, 1, 1, 1, 1, "SAME", {}},
+        {1, 15, 15, 2, 1, 1, 3, 1, 1, 1, "SAME", {}},
+        {2, 15, 16, 1, 2, 3, 3, 3, 1, 1, "VALID", {}},
+        {2, 5, 8, 1, 2, 4, 3, 1, 1, 2, "SAME", {}},
+        {1, 3, 1, 2, 1, 2, 1, 1, 1, 1, "SAME", {}},
+        {2, 2, 3, 2, 1, 2, 1, 1, 1, 1, "SAME", {}},
+        {2, 2, 3, 1, 1, 2, 2, 1, 1, 1, "SAME", {}},
+        {2, 5, 8, 1, 2, 4, 4, 1, 1, 1, "EXPLICIT", {0, 1, 2, 3}},
+        {4, 5, 5, 1, 2, 2, 2, 2, 1, 1, "EXPLICIT", {3, 1, 5, 0}},
+        {2, 4, 4, 2, 2, 3, 1, 1, 1, 1, "EXPLICIT", {4, 1, 3, 4}},
+        {1, 15, 15, 2, 1, 1, 3, 1, 1, 1, "EXPLICIT", {3, 0, 2, 8}},
+        {2, 15, 16, 1, 2, 3, 3, 3, 1, 1, "EXPLICIT", {0, 0, 10, 0}},
+        {2, 5, 8, 1, 2, 3, 4, 1, 2, 1, "EXPLICIT", {3, 1, 2, 3}},
+        {2, 4, 3, 2, 1, 3, 2, 1, 1, 1, "EXPLICIT", {2, 0, 1, 0}},
+    };
+    for (DataType dtype : {DataType::kFloat, DataType::kDouble})
+        for (const char *layout : {"NHWC", "NCHW"})
+            for (const Case &k : cases) {
+                Outcome o = run_case(k, dtype, layout, "", 7);
+                INFO(k.describe() << " " << layout << " " << DataTypeName(dtype));
+                REQUIRE(o.valid);
+                REQUIRE(o.status.ok());
+                CHECK(o.error <= tolerance(dtype));
+            }
+}
+
+TEST_CASE("DepthwiseConv2dNativeBackpropFilter: TF's depthwise golden is reproduced exactly through the gradient (spec 1.1)",
+          "[dw_backprop_filter]") {
+    // Forward golden: input [1,2,3,2] = 1..12, filter [2,2,2,2] = 1..16, VALID,
+    // stride 1 -> [196,216,272,296,252,280,344,376]. BackpropFilter is the
+    // forward op's adjoint in the filter, so <filter, BackpropFilter(input,
+    // e_k)> = output[k] for every one-hot out_backprop e_k: exact in integers
+    // (the gradient's elements are input values), in every dtype.
+    const std::vector<double> golden = {196, 216, 272, 296, 252, 280, 344, 376};
+    std::vector<double> input(12), filter(16);
+    for (int i = 0; i < 12; i++) input[i] = i + 1;
+    for (int i = 0; i < 16; i++) filter[i] = i + 1;
+    for (DataType dtype : {DataType::kFloat, DataType::kDouble, DataType::kHalf, DataType::kBFloat16}) {
+        for (int k = 0; k < 8; k++) {
+            std::vector<double> dy(8, 0.0);
+            dy[k] = 1;
+            Tensor out;
+            Status st = DepthwiseConv2dNativeBackpropFilter::Compute(
+                make_tensor(dtype, {1, 2, 3, 2}, input), int32_vector({2, 2, 2, 2}),
+                make_tensor(dtype, {1, 1, 2, 4}, dy), {1, 1, 1, 1}, "VALID", &out);
+            REQUIRE(st.ok());
+            double dot = 0;
+            for (int i = 0; i < 16; i++) dot += filter[i] * out.load(i);
+            INFO(DataTypeName(dtype) << " k=" << k);
+            CHECK(dot == golden[k]);
+        }
+    }
+}
+
+TEST_CASE("DepthwiseConv2dNativeBackpropFilter: TF's Conv2DBackpropFilter goldens with one input channel (spec 13.2)",
+          "[dw_backprop_filter]") {
+    // A depthwise convolution of a one-channel input is a Conv2D with
+    // in_depth 1 and out_depth M, so these TF goldens (conv_ops_test: tensors
+    // filled with 1, 2, ..., N) hold for BackpropFilter too, exactly. The
+    // unequal-stride golden does not apply (depthwise strides must be equal).
+    struct Golden {
+        std::vector<int64_t> input, filter_sizes, out_backprop;
+        int stride;
+        std::string padding;
+        std::vector<double> expected;
+    };
+    const std::vector<Golden> goldens = {
+        {{1, 2, 3, 1}, {2, 2, 1, 1}, {1, 1, 2, 1}, 1, "VALID", {5, 8, 14, 17}},
+        {{1, 4, 4, 1}, {1, 1, 1, 1}, {1, 2, 2, 1}, 2, "SAME", {78}},
+        {{1, 2, 2, 1}, {2, 2, 1, 2}, {1, 1, 1, 2}, 1, "VALID", {1, 2, 2, 4, 3, 6, 4, 8}},
+        {{0, 2, 3, 1}, {2, 2, 1, 1}, {0, 1, 2, 1}, 1, "VALID", {0, 0, 0, 0}},  // empty input: zeros
+        {{1, 2, 3, 1}, {2, 2, 1, 0}, {1, 1, 2, 0}, 1, "VALID", {}},            // empty filter
+    };
+    auto iota = [](int64_t n) {
+        std::vector<double> v(n);
+        for (int64_t i = 0; i < n; i++) v[i] = static_cast<double>(i + 1);
+        return v;
+    };
+    for (DataType dtype : {DataType::kFloat, DataType::kDouble, DataType::kHalf, DataType::kBFloat16})
+        for (const Golden &g : goldens) {
+            Tensor out;
+            Status st = DepthwiseConv2dNativeBackpropFilter::Compute(
+                make_tensor(dtype, g.input, iota(NumElements(g.input))), int32_vector(g.filter_sizes),
+                make_tensor(dtype, g.out_backprop, iota(NumElements(g.out_backprop))), {1, g.stride, g.stride, 1},
+                g.padding, &out);
+            INFO(DataTypeName(dtype) << " input " << ShapeString(g.input));
+            REQUIRE(st.ok());
+            CHECK(out.shape() == g.filter_sizes);
+            CHECK(to_doubles(out) == g.expected);
+        }
+}
+
+TEST_CASE("DepthwiseConv2dNativeBackpropFilter: adjoint identity with the forward reference", "[dw_backprop_filter]") {
+    // <DepthwiseConv2dNative(x, f), dy> == <f, BackpropFilter(x, dy)>, the
+    // forward computed by an independent gather loop; both layouts.
+    using namespace gradtune::reference;
+    const std::vector<Case> cases = {{2, 9, 7, 5, 2, 3, 3, 2, 1, 1, "SAME", {}},
+                                     {1, 11, 10, 4, 1, 5, 3, 1, 2, 3, "VALID", {}},
+                                     {3, 6, 6, 3, 3, 2, 2, 3, 2, 2, "EXPLICIT", {2, 1, 0, 3}},
+                                     {2, 17, 19, 40, 1, 3, 3, 1, 1, 1, "SAME", {}}};
+    for (const char *layout : {"NHWC", "NCHW"})
+        for (const Case &k : cases) {
+            Window rows = window(k.H, k.FH, k.dilation_h, k.stride, k.padding, k.pads[0], k.pads[1]);
+            Window cols = window(k.W, k.FW, k.dilation_w, k.stride, k.padding, k.pads[2], k.pads[3]);
+            Problem p = make_problem(k, DataType::kDouble, 11);
+            REQUIRE(p.valid);
+            auto f = random_values(NumElements(p.filter_shape), 12, DataType::kDouble);
+            Geometry2D g{k.stride, k.stride, k.dilation_h, k.dilation_w, rows.pad_before, cols.pad_before};
+            auto y = depthwise_conv2d_native(p.input, p.in_shape, f, p.filter_shape, rows.output, cols.output, g);
+            Tensor df;
+            REQUIRE(run_problem(k, p, DataType::kDouble, layout, "", &df).ok());
+            double lhs = 0, rhs = 0;
+            for (size_t i = 0; i < y.size(); i++) lhs += y[i] * p.dy[i];
+            for (size_t i = 0; i < f.size(); i++) rhs += f[i] * df.load(static_cast<int64_t>(i));
+            INFO(k.describe() << " " << layout);
+            CHECK(std::fabs(lhs - rhs) <= 1e-12 * std::max(1.0, std::fabs(lhs)));
+        }
+}
+
+TEST_CASE("DepthwiseConv2dNativeBackpropFilter: the result has the same bits whatever the number of threads",
+          "[dw_backprop_filter]") {
+    // The reduction is split into a fixed number of partitions (a knob) and
+    // the partial sums are added in a fixed order, so the thread count must
+    // not change a single bit. Each CPU variant runs the same call with 1, 2,
+    // 3 and 8 Halide threads, twice each.
+    const std::vector<Case> cases = {{4, 23, 21, 40, 1, 3, 3, 1, 1, 1, "SAME", {}},
+                                     {3, 30, 29, 18, 2, 5, 5, 2, 1, 1, "SAME", {}}};
+    int compared = 0;
+    for (const VariantInfo &v : Variants(kOp)) {
+        if (v.device != Device::cpu) continue;
+        const DataType dtype = dtype_of(v.dtype);
+        for (const Case &k : cases) {
+            if (!fits(v, k)) continue;
+            Problem p = make_problem(k, dtype, 21);
+            std::vector<std::vector<unsigned char>> results;
+            for (int threads : {1, 2, 3, 8, 1, 8}) {
+                const int previous = halide_set_num_threads(threads);
+                Tensor out;
+                Status st = run_problem(k, p, dtype, v.data_format, v.name, &out);
+                halide_set_num_threads(previous);
+                INFO(v.name << " " << k.describe() << " threads=" << threads);
+                REQUIRE(st.ok());
+                CHECK(normwise_error(to_doubles(out), p.want) <= tolerance(dtype));
+                const auto *bytes = static_cast<const unsigned char *>(out.data());
+                results.emplace_back(bytes, bytes + out.num_elements() * DataTypeSize(dtype));
+            }
+            for (size_t i = 1; i < results.size(); i++) {
+                INFO(v.name << " " << k.describe() << " run " << i);
+                CHECK(results[i] == results[0]);
+            }
+            compared++;
+        }
+    }
+    CHECK(compared >= 16);
+}
+
+namespace {
+
+// A valid base call that each bad-input row changes in one place.
+struct BadCall {
+    Tensor input = make_tensor(DataType::kFloat, {1, 4, 4, 2}, std::vector<double>(32, 1.0));
+    Tensor filter_sizes = int32_vector({3, 3, 2, 1});
+    Tensor out_backprop = make_tensor(DataType::kFloat, {1, 4, 4, 2}, std::vector<double>(32, 1.0));
+    std::vector<int> strides = {1, 1, 1, 1};
+    std::string padding = "SAME";
+    DepthwiseConv2dNativeBackpropFilter::Attrs attrs;
+    std::optional<ConstTensorRef> input_override;
+    std::optional<ConstTensorRef> out_backprop_override;
+    std::vector<int64_t> output_shape = {3, 3, 2, 1};
+};
+
+// Runs the call into a sentinel-filled output: the status must be
+// `code: text`, and the output untouched.
+void expect_error(BadCall call, StatusCode code, const std::string &text) {
+    Tensor output(call.input.dtype(), call.output_shape);
+    for (int64_t i = 0; i < output.num_elements(); i++) output.store(i, 7.0);
+    Status st = DepthwiseConv2dNativeBackpropFilter::Compute(
+        call.input_override ? *call.input_override : call.input.cref(), call.filter_sizes,
+        call.out_backprop_override ? *call.out_backprop_override : call.out_backprop.cref(), call.strides,
+        call.padding, output.ref(), call.attrs);
+    INFO(st.ToString());
+    CHECK(st.code() == code);
+    CHECK(st.message() == text);
+    bool untouched = true;
+    for (int64_t i = 0; i < output.num_elements(); i++) untouched = untouched && output.load(i) == 7.0;
+    CHECK(untouched);
+}
+
+const std::string L = "DepthwiseConv2DBackpropFilter";
+
+}  // namespace
+
+TEST_CASE("DepthwiseConv2dNativeBackpropFilter: bad inputs get TF's error kind and text and leave the output untouched",
+          "[dw_backprop_filter][errors]") {
+    using C = StatusCode;
+    SECTION("row 1: strides length") {
+        BadCall c;
+        c.strides = {1, 1, 1};
+        expect_error(c, C::kInvalidArgument, "Sliding window strides field must specify 4 dimensions");
+    }
+    SECTION("row 2: unequal row and column strides") {
+        BadCall c;
+        c.strides = {1, 1, 2, 1};
+        expect_error(c, C::kInvalidArgument,
+                     "Current implementation only supports equal length strides in the row and column dimensions.");
+        c.attrs = c.attrs.DataFormat("NCHW");
+        c.strides = {1, 1, 1, 2};  // NCHW: [N, C, H, W]
+        expect_error(c, C::kInvalidArgument,
+                     "Current implementation only supports equal length strides in the row and column dimensions.");
+    }
+    SECTION("row 3: batch or depth stride") {
+        BadCall c;
+        c.strides = {2, 1, 1, 1};
+        expect_error(c, C::kInvalidArgument,
+                     "Current implementation does not yet support strides in the batch and depth dimensions.");
+        c.strides = {1, 1, 1, 2};
+        expect_error(c, C::kInvalidArgument,
+                     "Current implementation does not yet support strides in the batch and depth dimensions.");
+    }
+    SECTION("row 4: stride 0 or negative") {
+        BadCall c;
+        c.strides = {1, 0, 0, 1};
+        expect_error(c, C::kInvalidArgument, "Stride must be > 0, but got 0");
+        c.strides = {1, -2, -2, 1};
+        expect_error(c, C::kInvalidArgument, "Stride must be > 0, but got -2");
+    }
+    SECTION("rows 5-8: explicit paddings") {
+        BadCall c;
+        c.padding = "EXPLICIT";
+        c.attrs = c.attrs.ExplicitPaddings({0, 0, 1, 1});
+        expect_error(c, C::kInvalidArgument, "explicit_paddings attribute must contain 8 values, but got: 4");
+        c.attrs = c.attrs.ExplicitPaddings({0, 0, -1, 1, 1, 1, 0, 0});
+        expect_error(c, C::kInvalidArgument, "All elements of explicit_paddings must be nonnegative");
+        c.attrs = c.attrs.ExplicitPaddings({1, 0, 1, 1, 1, 1, 0, 0});
+        expect_error(c, C::kInvalidArgument,
+                     "Nonzero explicit padding in the batch or depth dimensions is not supported");
+        c.attrs = c.attrs.ExplicitPaddings({0, 0, 1, 1, 1, 1, 0, 1});
+        expect_error(c, C::kInvalidArgument,
+                     "Nonzero explicit padding in the batch or depth dimensions is not supported");
+        c.padding = "SAME";
+        c.attrs = c.attrs.ExplicitPaddings({0, 0, 1, 1, 1, 1, 0, 0});
+        expect_error(c, C::kInvalidArgument,
+                     "explicit_paddings attribute must be empty if the padding attribute is not EXPLICIT");
+    }
+    SECTION("row 11: filter_sizes not 1-D") {
+        BadCall c;
+        c.filter_sizes = Tensor::FromVector(DataType::kInt32, {2, 2}, std::vector<int>{3, 3, 2, 1});
+        expect_error(c, C::kInvalidArgument, "Conv2DBackpropFilter: filter_sizes input must be 1-dim, not 2");
+        c.filter_sizes = Tensor::FromVector(DataType::kInt32, {}, std::vector<int>{3});
+        expect_error(c, C::kInvalidArgument, "Conv2DBackpropFilter: filter_sizes input must be 1-dim, not 0");
+    }
+    SECTION("row 11: negative filter_sizes entry") {
+        BadCall c;
+        c.filter_sizes = int32_vector({3, -3, 2, 1});
+        expect_error(c, C::kInvalidArgument, "Dimension 1 of filter_sizes must be >= 0");
+        // Checked element by element, before the rank: a fifth, negative entry.
+        c.filter_sizes = int32_vector({3, 3, 2, 1, -1});
+        expect_error(c, C::kInvalidArgument, "Dimension 4 of filter_sizes must be >= 0");
+    }
+    SECTION("row 12: filter_sizes whose product overflows int64") {
+        BadCall c;
+        c.filter_sizes = int32_vector(std::vector<int64_t>(13, 1879048192));
+        expect_error(c, C::kInvalidArgument,
+                     "Encountered overflow when multiplying 3530822107858468864 with 1879048192, result: -1");
+    }
+    SECTION("rows 13-14: input, filter_sizes or out_backprop rank != 4") {
+        BadCall c;
+        Tensor input3 = make_tensor(DataType::kFloat, {4, 4, 2}, std::vector<double>(32, 1.0));
+        c.input_override = input3.cref();
+        expect_error(c, C::kInvalidArgument, L + ": input must be 4-dimensional");
+        BadCall d;
+        d.filter_sizes = int32_vector({3, 3, 2});
+        d.output_shape = {3, 3, 2};
+        expect_error(d, C::kInvalidArgument, L + ": filter must be 4-dimensional");
+        BadCall e;
+        Tensor dy5 = make_tensor(DataType::kFloat, {1, 4, 4, 2, 1}, std::vector<double>(32, 1.0));
+        e.out_backprop_override = dy5.cref();
+        expect_error(e, C::kInvalidArgument, L + ": out_backprop must be 4-dimensional");
+    }
+    SECTION("row 15: batch mismatch") {
+        BadCall c;
+        Tensor dy = make_tensor(DataType::kFloat, {2, 4, 4, 2}, std::vector<double>(64, 1.0));
+        c.out_backprop_override = dy.cref();
+        expect_error(c, C::kInvalidArgument, L + ": input and out_backprop must have the same batch size");
+    }
+    SECTION("row 16: sizes of 2**31-1 and more") {
+        static float cell = 0;  // shapes are checked before any data is read
+        BadCall c;
+        c.input_override = ConstTensorRef{DataType::kFloat, {1, 2147483647, 4, 2}, &cell};
+        expect_error(c, C::kInvalidArgument, "Input rows too large");
+        c.input_override = ConstTensorRef{DataType::kFloat, {1, 4, 2147483647, 2}, &cell};
+        expect_error(c, C::kInvalidArgument, "Input cols too large");
+        BadCall d;
+        d.out_backprop_override = ConstTensorRef{DataType::kFloat, {1, 2147483647, 4, 2}, &cell};
+        expect_error(d, C::kInvalidArgument, "Output rows too large");
+        d.out_backprop_override = ConstTensorRef{DataType::kFloat, {1, 4, 2147483647, 2}, &cell};
+        expect_error(d, C::kInvalidArgument, "Output cols too large");
+        d.out_backprop_override = ConstTensorRef{DataType::kFloat, {1, 4, 4, 2147483647}, &cell};
+        expect_error(d, C::kInvalidArgument, "Output depth too large");
+    }
+    SECTION("row 17: input depth != filter in_depth") {
+        BadCall c;
+        c.filter_sizes = int32_vector({3, 3, 3, 1});
+        c.output_shape = {3, 3, 3, 1};
+        expect_error(c, C::kInvalidArgument, L + ": input and filter must have the same in_depth");
+    }
+    SECTION("row 18: out depth != C * M") {
+        BadCall c;
+        c.filter_sizes = int32_vector({3, 3, 2, 2});
+        c.output_shape = {3, 3, 2, 2};
+        expect_error(c, C::kInvalidArgument, L + ": depth_multiplier * in_depth not equal to out_depth");
+    }
+    SECTION("row 19: filter larger than the input by the stride or more") {
+        BadCall c;
+        Tensor input = make_tensor(DataType::kFloat, {1, 1, 4, 2}, std::vector<double>(8, 1.0));
+        c.input_override = input.cref();
+        c.padding = "VALID";
+        c.strides = {1, 2, 2, 1};
+        c.filter_sizes = int32_vector({5, 1, 2, 1});
+        c.output_shape = {5, 1, 2, 1};
+        expect_error(c, C::kInvalidArgument,
+                     "Computed output size would be negative: -1 [input_size: 1, effective_filter_size: 5, stride: 2]");
+    }
+    SECTION("row 20: out_backprop rows or cols do not match") {
+        BadCall c;
+        Tensor dy = make_tensor(DataType::kFloat, {1, 3, 4, 2}, std::vector<double>(24, 1.0));
+        c.out_backprop_override = dy.cref();
+        expect_error(c, C::kInvalidArgument,
+                     L + ": Number of rows of out_backprop doesn't match computed: actual = 3, computed = 4");
+        Tensor dy2 = make_tensor(DataType::kFloat, {1, 4, 5, 2}, std::vector<double>(40, 1.0));
+        c.out_backprop_override = dy2.cref();
+        expect_error(c, C::kInvalidArgument,
+                     L + ": Number of cols of out_backprop doesn't match computed: actual = 5, computed = 4");
+    }
+    SECTION("row 22 (policy): invalid dilations are rejected; valid ones are honoured") {
+        BadCall c;
+        c.attrs = c.attrs.Dilations({1, 1, 1});
+        expect_error(c, C::kInvalidArgument, "Sliding window dilations field must specify 4 dimensions");
+        c.attrs = c.attrs.Dilations({2, 1, 1, 1});
+        expect_error(c, C::kInvalidArgument,
+                     "Current implementation does not yet support dilations in the batch and depth dimensions.");
+        c.attrs = c.attrs.Dilations({1, 1, 1, 3});
+        expect_error(c, C::kInvalidArgument,
+                     "Current implementation does not yet support dilations in the batch and depth dimensions.");
+        c.attrs = c.attrs.Dilations({1, 0, 1, 1});
+        expect_error(c, C::kInvalidArgument, "Dilation rate must be >= 1, but got 0");
+        c.attrs = c.attrs.Dilations({1, 1, -2, 1});
+        expect_error(c, C::kInvalidArgument, "Dilation rate must be >= 1, but got -2");
+        // A dilation that TF's CPU kernel would ignore changes the geometry
+        // here: VALID, 3x3 filter, dilation 2 on 4 rows gives
+        // (4 - 5 + 1) / 1 = 0 rows, so TF's 2-row out_backprop is refused.
+        BadCall d;
+        d.padding = "VALID";
+        d.attrs = d.attrs.Dilations({1, 2, 2, 1});
+        Tensor dy = make_tensor(DataType::kFloat, {1, 2, 2, 2}, std::vector<double>(8, 1.0));
+        d.out_backprop_override = dy.cref();
+        expect_error(d, C::kInvalidArgument,
+                     L + ": Number of rows of out_backprop doesn't match computed: actual = 2, computed = 0");
+    }
+    SECTION("row 68: dtype outside the op's list, mismatched T, filter_sizes not int32") {
+        BadCall c;
+        c.input = make_tensor(DataType::kInt32, {1, 4, 4, 2}, std::vector<double>(32, 1.0));
+        c.out_backprop = make_tensor(DataType::kInt32, {1, 4, 4, 2}, std::vector<double>(32, 1.0));
+        expect_error(c, C::kInvalidArgument,
+                     "Value for attr 'T' of int32 is not in the list of allowed values: half, bfloat16, float, double");
+        BadCall d;
+        d.out_backprop = make_tensor(DataType::kDouble, {1, 4, 4, 2}, std::vector<double>(32, 1.0));
+        expect_error(d, C::kInvalidArgument,
+                     "cannot compute DepthwiseConv2dNativeBackpropFilter as input #2(zero-based) was expected to be a "
+                     "float tensor but is a double tensor");
+        BadCall e;
+        e.filter_sizes = Tensor::FromVector(DataType::kInt64, {4}, std::vector<int64_t>{3, 3, 2, 1});
+        expect_error(e, C::kInvalidArgument,
+                     "cannot compute DepthwiseConv2dNativeBackpropFilter as input #1(zero-based) was expected to be a "
+                     "int32 tensor but is a int64 tensor");
+    }
+    SECTION("attr values outside the op definition") {
+        BadCall c;
+        c.padding = "FULL";
+        expect_error(c, C::kInvalidArgument,
+                     "Value for attr 'padding' of \"FULL\" is not in the list of allowed values: \"SAME\", \"VALID\", "
+                     "\"EXPLICIT\"");
+        BadCall d;
+        d.attrs = d.attrs.DataFormat("NCWH");
+        expect_error(d, C::kInvalidArgument,
+                     "Value for attr 'data_format' of \"NCWH\" is not in the list of allowed values: \"NHWC\", \"NCHW\"");
+    }
+    SECTION("a caller-provided output of the wrong shape") {
+        BadCall c;
+        c.output_shape = {3, 3, 2, 2};
+        expect_error(c, C::kInvalidArgument, "output has shape [3,3,2,2], but filter_sizes is [3,3,2,1]");
+    }
+}
+
+TEST_CASE("DepthwiseConv2dNativeBackpropFilter: policy row 23: an empty out_backprop gives zeros, not uninitialised memory",
+          "[dw_backprop_filter]") {
+    // TF returns without writing when out_backprop is empty; gradtune writes
+    // zeros into a sentinel-filled caller output: batch 0, no out_backprop
+    // rows (VALID, filter 3 on 2 rows), and an empty input (H = 0) whose
+    // explicit padding still gives out_backprop rows.
+    struct Empty {
+        std::vector<int64_t> input, filter_sizes, out_backprop;
+        std::string padding;
+        std::vector<int> explicit_paddings;
+    };
+    const std::vector<Empty> empties = {
+        {{0, 5, 5, 3}, {3, 3, 3, 2}, {0, 5, 5, 6}, "SAME", {}},
+        {{2, 2, 5, 3}, {3, 3, 3, 1}, {2, 0, 3, 3}, "VALID", {}},
+        {{1, 0, 4, 2}, {1, 1, 2, 1}, {1, 3, 4, 2}, "EXPLICIT", {0, 0, 2, 1, 0, 0, 0, 0}},
+    };
+    for (const char *layout : {"NHWC", "NCHW"})
+        for (const Empty &e : empties) {
+            const bool nchw = std::string(layout) == "NCHW";
+            Tensor out(DataType::kFloat, e.filter_sizes);
+            for (int64_t i = 0; i < out.num_elements(); i++) out.store(i, 7.0);
+            Tensor input = make_tensor(DataType::kFloat, to_layout(e.input, nchw),
+                                       std::vector<double>(NumElements(e.input), 1.0));
+            Tensor dy = make_tensor(DataType::kFloat, to_layout(e.out_backprop, nchw),
+                                    std::vector<double>(NumElements(e.out_backprop), 1.0));
+            auto attrs = DepthwiseConv2dNativeBackpropFilter::DataFormat(layout);
+            if (!e.explicit_paddings.empty()) {
+                const auto &p = e.explicit_paddings;
+                attrs = attrs.ExplicitPaddings(nchw ? std::vector<int>{0, 0, 0, 0, p[2], p[3], p[4], p[5]} : p);
+            }
+            Status st = DepthwiseConv2dNativeBackpropFilter::Compute(input, int32_vector(e.filter_sizes), dy,
+                                                                     {1, 1, 1, 1}, e.padding, out.ref(), attrs);
+            INFO(layout << " input " << ShapeString(e.input) << ": " << st.ToString());
+            REQUIRE(st.ok());
+            for (int64_t i = 0; i < out.num_elements(); i++) CHECK(out.load(i) == 0.0);
+        }
+}
+
+TEST_CASE("DepthwiseConv2dNativeBackpropFilter: concurrent calls from several threads give the same results",
+          "[dw_backprop_filter]") {
+    const Case k{2, 17, 15, 24, 1, 3, 3, 1, 1, 1, "SAME", {}};
+    std::vector<std::thread> threads;
+    std::vector<double> errors(8, -1);
+    for (int t = 0; t < 8; t++) {
+        threads.emplace_back([&, t] {
+            Outcome o = run_case(k, t % 2 ? DataType::kFloat : DataType::kDouble, t % 4 < 2 ? "NHWC" : "NCHW", "",
+                                 100 + t);
+            errors[t] = o.status.ok() ? o.error : 1.0;
+        });
+    }
+    for (auto &th : threads) th.join();
+    for (int t = 0; t < 8; t++) CHECK(errors[t] <= tolerance(t % 2 ? DataType::kFloat : DataType::kDouble));
+}
+
+TEST_CASE("the by-name layer runs and describes DepthwiseConv2dNativeBackpropFilter", "[dw_backprop_filter]") {
+    const Case k{2, 9, 8, 5, 2, 3, 3, 2, 1, 1, "SAME", {}};
+    Problem p = make_problem(k, DataType::kFloat, 31);
+    Tensor input = make_tensor(DataType::kFloat, p.in_shape, p.input);
+    Tensor dy = make_tensor(DataType::kFloat, p.out_shape, p.dy);
+    Tensor sizes = int32_vector(p.filter_shape);
+    OpCall call;
+    call.op = kOp;
+    call.inputs = {{"input", input.cref()}, {"filter_sizes", sizes.cref()}, {"out_backprop", dy.cref()}};
+    call.attrs = {{"strides", std::vector<int64_t>{1, 2, 2, 1}}, {"padding", std::string("SAME")}};
+    std::vector<Tensor> outputs;
+    REQUIRE(RunOp(call, &outputs).ok());
+    REQUIRE(outputs.size() == 1);
+    CHECK(normwise_error(to_doubles(outputs[0]), p.want) <= tolerance(DataType::kFloat));
+    CallInfo info;
+    REQUIRE(DescribeCall(call, &info).ok());
+    CHECK(info.op == kOp);
+    CHECK(info.structure == std::map<std::string, int>{{"depth_multiplier", 2}, {"dilation_height", 1},
+                                                      {"dilation_width", 1}, {"filter_height", 3},
+                                                      {"filter_width", 3}, {"stride", 2}});
+    CHECK(info.shape == std::map<std::string, int64_t>{{"N", 2}, {"H", 9}, {"W", 8}, {"C", 5}});
+    const OpSpec *spec = FindOpSpec(kOp);
+    REQUIRE(spec != nullptr);
+    CHECK(spec->inputs == std::vector<std::string>{"input", "filter_sizes", "out_backprop"});
+}
