@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fcntl.h>
+#include <csignal>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,7 +30,7 @@ std::string Candidate::function_name() const {
     return out.str();
 }
 
-int run_process(const std::vector<std::string> &argv, const std::string &log) {
+int run_process(const std::vector<std::string> &argv, const std::string &log, double timeout_s) {
     pid_t pid = fork();
     if (pid < 0) return -1;
     if (pid == 0) {
@@ -46,7 +47,18 @@ int run_process(const std::vector<std::string> &argv, const std::string &log) {
         _exit(127);
     }
     int status = 0;
-    if (waitpid(pid, &status, 0) < 0) return -1;
+    const auto start = std::chrono::steady_clock::now();
+    for (;;) {
+        const pid_t done = waitpid(pid, &status, timeout_s > 0 ? WNOHANG : 0);
+        if (done == pid) break;
+        if (done < 0) return -1;
+        if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > timeout_s) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            return -2;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -60,7 +72,7 @@ std::string tail(const std::string &path, size_t max_chars = 600) {
     return text.size() > max_chars ? text.substr(text.size() - max_chars) : text;
 }
 
-CompiledCandidate compile_one(const Candidate &c, const std::string &work_dir) {
+CompiledCandidate compile_one(const Candidate &c, const std::string &work_dir, double timeout_s) {
     const BuildInfo &info = build_info();
     const auto start = std::chrono::steady_clock::now();
     CompiledCandidate out{c, "", "", 0};
@@ -73,7 +85,10 @@ CompiledCandidate compile_one(const Candidate &c, const std::string &work_dir) {
                                     "T=" + c.structure.dtype, "data_format=" + c.structure.data_format};
     for (const auto &[param, value] : c.structure.fixed) gen.push_back(param + "=" + std::to_string(value));
     for (const auto &[knob, value] : c.knobs) gen.push_back(knob + "=" + std::to_string(value));
-    if (run_process(gen, log) != 0) {
+    const int rc = run_process(gen, log, timeout_s);
+    if (rc == -2) {
+        out.error = "generator killed after " + std::to_string(static_cast<int>(timeout_s)) + " s";
+    } else if (rc != 0) {
         out.error = "generator failed: " + tail(log);
     } else {
         // Halide runtime symbols stay undefined: the measuring process (the
@@ -92,13 +107,13 @@ CompiledCandidate compile_one(const Candidate &c, const std::string &work_dir) {
 }  // namespace
 
 std::vector<CompiledCandidate> compile_candidates(const std::vector<Candidate> &candidates,
-                                                  const std::string &work_dir, int jobs) {
+                                                  const std::string &work_dir, int jobs, double timeout_s) {
     fs::create_directories(work_dir);
     std::vector<CompiledCandidate> out(candidates.size());
     for (size_t first = 0; first < candidates.size(); first += jobs) {
         std::vector<std::thread> threads;
         for (size_t i = first; i < std::min(candidates.size(), first + jobs); i++)
-            threads.emplace_back([&, i] { out[i] = compile_one(candidates[i], work_dir); });
+            threads.emplace_back([&, i] { out[i] = compile_one(candidates[i], work_dir, timeout_s); });
         for (auto &t : threads) t.join();
     }
     return out;

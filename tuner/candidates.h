@@ -27,12 +27,15 @@ struct CompiledCandidate {
     double compile_s = 0;
 };
 
-// Compiles `candidates`, at most `jobs` at a time, into `work_dir`.
+// Compiles `candidates`, at most `jobs` at a time, into `work_dir`. A
+// generator run longer than `timeout_s` is killed (some heavily unrolled
+// settings take minutes to compile; they are logged as compile errors).
 std::vector<CompiledCandidate> compile_candidates(const std::vector<Candidate> &candidates,
-                                                  const std::string &work_dir, int jobs);
+                                                  const std::string &work_dir, int jobs, double timeout_s = 120);
 
-// Runs argv with stdout and stderr into `log`; returns the exit status (or -1).
-int run_process(const std::vector<std::string> &argv, const std::string &log);
+// Runs argv with stdout and stderr into `log`; returns the exit status, -1
+// when it could not run, or -2 when it was killed after `timeout_s` (0: none).
+int run_process(const std::vector<std::string> &argv, const std::string &log, double timeout_s = 0);
 
 // Draws legal knob settings: uniformly at random, or near a given setting
 // (one or two knobs moved to a neighbouring or random legal value).

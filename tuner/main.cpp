@@ -52,6 +52,8 @@ int main(int argc, char **argv) {
     tune_cmd->add_option("--seed", tune_options.seed, "sampling seed")->capture_default_str();
     tune_cmd->add_option("--device", device, "cpu or cuda")->capture_default_str();
     tune_cmd->add_option("--jobs", tune_options.jobs, "parallel compiles")->capture_default_str();
+    tune_cmd->add_option("--compile-timeout", tune_options.compile_timeout_s, "seconds before a compile is dropped")
+        ->capture_default_str();
     tune_cmd->add_option("--samples", tune_options.measure.samples, "timed samples per candidate and shape")
         ->capture_default_str();
     tune_cmd->add_option("--min-sample-ms", tune_options.measure.min_sample_ms, "minimum length of a sample")

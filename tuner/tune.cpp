@@ -285,7 +285,7 @@ int tune(const TuneOptions &options) {
 
         const auto batch_start = std::chrono::steady_clock::now();
         // 1. Compile (in parallel); 2. measure (alone, in a child process).
-        std::vector<CompiledCandidate> compiled = compile_candidates(batch, options.work_dir, options.jobs);
+        std::vector<CompiledCandidate> compiled = compile_candidates(batch, options.work_dir, options.jobs, options.compile_timeout_s);
         json batch_file = {{"shapes", json::array()}, {"candidates", json::array()},
                            {"measure", {{"samples", options.measure.samples},
                                         {"min_sample_ms", options.measure.min_sample_ms}}},

@@ -1,12 +1,18 @@
-// Runs every CUDA variant against the CPU reference path: needs a GPU.
-// Exits 77 (reported by ctest as skipped) when none is present.
+// Runs every CUDA variant of this build on the TensorFlow fixture cases
+// (tests/golden/*.json) that fit it, and compares with the CPU result: needs
+// a GPU. Exits 77 (ctest: skipped) when no CUDA device is present.
+#include <nlohmann/json.hpp>
+
 #include <cmath>
 #include <cstdio>
-#include <random>
+#include <filesystem>
+#include <fstream>
 
+#include "call_json.h"
 #include "gradtune/gradtune.h"
 
 using namespace gradtune;
+using nlohmann::json;
 
 namespace {
 
@@ -19,71 +25,63 @@ double normwise(const Tensor &got, const Tensor &want) {
     return scale > 0 ? diff / scale : diff;
 }
 
-double tolerance(const std::string &dtype) {
-    if (dtype == "float64") return 1e-12;
-    if (dtype == "float32") return 1e-5;
-    if (dtype == "float16") return 1e-3;
-    return 1e-2;
+double tolerance(DataType dtype) {
+    switch (dtype) {
+    case DataType::kDouble: return 1e-12;
+    case DataType::kFloat: return 1e-5;
+    case DataType::kHalf: return 1e-3;
+    case DataType::kBFloat16: return 1e-2;
+    default: return 0;
+    }
 }
 
 }  // namespace
 
 int main() {
-    // The by-name layer makes this loop op-independent: each CUDA variant
-    // runs its op on a small call and is compared with the CPU result.
-    struct Probe {
-        const char *op;
-        std::vector<std::pair<std::string, std::vector<int64_t>>> inputs;  // name, shape (int32 inputs: values)
-        std::map<std::string, AttrValue> attrs;
-    };
-    const std::vector<Probe> probes = {
-        {"DepthwiseConv2dNativeBackpropInput",
-         {{"input_sizes", {2, 9, 11, 6}}, {"filter", {3, 3, 6, 2}}, {"out_backprop", {2, 5, 6, 12}}},
-         {{"strides", std::vector<int64_t>{1, 2, 2, 1}}, {"padding", std::string("SAME")}}},
-    };
-    int ran = 0, failed = 0, gpu_missing = 0;
+    int ran = 0, failed = 0, variants = 0;
+    for (const VariantInfo &v : Variants()) variants += v.device == Device::cuda;
+    std::vector<json> files;
+    for (const auto &entry : std::filesystem::directory_iterator(GRADTUNE_GOLDEN_DIR)) {
+        std::ifstream in(entry.path());
+        files.push_back(json::parse(in));
+    }
     for (const VariantInfo &v : Variants()) {
         if (v.device != Device::cuda) continue;
-        for (const Probe &p : probes) {
-            if (p.op != v.op) continue;
-            const DataType dtype = *DataTypeFromString(v.dtype);
-            std::vector<Tensor> storage;
-            storage.reserve(p.inputs.size());
-            OpCall call{p.op, {}, p.attrs};
-            call.attrs["data_format"] = std::string("NHWC");
-            if (v.data_format != "NHWC") continue;  // NCHW: same kernels, other strides
-            std::mt19937 rng(5);
-            std::uniform_real_distribution<double> dist(-1, 1);
-            for (const auto &[name, shape] : p.inputs) {
-                if (name == "input_sizes" || name == "filter_sizes") {
-                    storage.push_back(Tensor::FromVector(DataType::kInt32, {4}, shape));
-                } else {
-                    storage.emplace_back(dtype, shape);
-                    for (int64_t i = 0; i < storage.back().num_elements(); i++) storage.back().store(i, dist(rng));
+        int fitted = 0;
+        for (const json &file : files) {
+            if (file.at("op") != v.op) continue;
+            for (const json &c : file.at("cases")) {
+                if (!c.at("expect").contains("outputs")) continue;  // error cases: validation is device-independent
+                tooling::MaterialisedCall m;
+                json spec = {{"op", v.op}, {"inputs", c.at("inputs")}, {"attrs", c.value("attrs", json::object())}};
+                if (!tooling::materialise(spec, 1, &m).ok()) continue;
+                RunOptions cuda;
+                cuda.device = Device::cuda;
+                cuda.variant = v.name;
+                DispatchInfo dispatch;
+                if (!ExplainDispatch(m.call, cuda, &dispatch).ok()) continue;  // the variant does not fit this case
+                std::vector<Tensor> want, got;
+                Status cpu_status = RunOp(m.call, &want, RunOptions());
+                Status gpu_status = RunOp(m.call, &got, cuda);
+                if (gpu_status.code() == StatusCode::kUnavailable) {
+                    std::printf("no CUDA GPU on this machine (%s): %d CUDA variants not run\n",
+                                gpu_status.message().c_str(), variants);
+                    return 77;
                 }
-                call.inputs[name] = storage.back().cref();
-            }
-            std::vector<Tensor> want, got;
-            RunOptions cpu, cuda;
-            cuda.device = Device::cuda;
-            cuda.variant = v.name;
-            Status st = RunOp(call, &want, cpu);
-            Status gst = RunOp(call, &got, cuda);
-            if (gst.code() == StatusCode::kUnavailable) {
-                gpu_missing++;
-                continue;
-            }
-            ran++;
-            if (!st.ok() || !gst.ok() || normwise(got[0], want[0]) > tolerance(v.dtype)) {
-                failed++;
-                std::printf("FAIL %s: %s / %s\n", v.name.c_str(), st.ToString().c_str(), gst.ToString().c_str());
+                fitted++;
+                ran++;
+                bool ok = cpu_status.ok() && gpu_status.ok() && want.size() == got.size();
+                for (size_t o = 0; ok && o < want.size(); o++)
+                    ok = want[o].shape() == got[o].shape() && normwise(got[o], want[o]) <= tolerance(want[o].dtype());
+                if (!ok) {
+                    failed++;
+                    std::printf("FAIL %s on %s: cpu %s, cuda %s\n", v.name.c_str(), c.value("name", "?").c_str(),
+                                cpu_status.ToString().c_str(), gpu_status.ToString().c_str());
+                }
             }
         }
+        if (fitted == 0) std::printf("note: no fixture case fits %s\n", v.name.c_str());
     }
-    if (ran == 0 && gpu_missing > 0) {
-        std::printf("no CUDA GPU on this machine: %d CUDA variant checks skipped\n", gpu_missing);
-        return 77;
-    }
-    std::printf("%d CUDA variant checks, %d failed\n", ran, failed);
+    std::printf("%d CUDA variants, %d fixture runs on the GPU, %d failed\n", variants, ran, failed);
     return failed == 0 && ran > 0 ? 0 : 1;
 }
