@@ -2,12 +2,12 @@
 // reference, TF's goldens (spec 13.2), the adjoint identity with the forward
 // convolution, TF's bad-input table (spec section 11 rows 27-44 that apply,
 // with the section 15 policy), empty tensors, thread safety.
-#include <catch2/catch.hpp>
-
 #include <array>
+#include <catch2/catch.hpp>
 #include <sstream>
 #include <thread>
 
+#include "reference/conv2d.h"
 #include "reference/conv2d_backprop_filter.h"
 #include "test_util.h"
 
@@ -275,36 +275,6 @@ TEST_CASE("Conv2DBackpropFilter: TF's goldens (spec 13.2)", "[conv2d_backprop_fi
     }
 }
 
-namespace {
-
-// The forward Conv2D (spec 5), grouped, NHWC: an independent gather loop for
-// the adjoint identity (kept here: reference/conv2d.cpp is only built with
-// the Conv2D op).
-std::vector<double> conv2d_forward(const std::vector<double> &x, const std::vector<int64_t> &s,
-                                   const std::vector<double> &f, const std::vector<int64_t> &fs, int64_t OH,
-                                   int64_t OW, const reference::Geometry2D &g) {
-    const int64_t N = s[0], H = s[1], W = s[2], C = s[3], FH = fs[0], FW = fs[1], Cg = fs[2], O = fs[3];
-    const int64_t Og = O / (C / Cg);
-    std::vector<double> y(N * OH * OW * O, 0.0);
-    for (int64_t b = 0; b < N; b++)
-        for (int64_t oh = 0; oh < OH; oh++)
-            for (int64_t ow = 0; ow < OW; ow++)
-                for (int64_t o = 0; o < O; o++)
-                    for (int64_t fh = 0; fh < FH; fh++)
-                        for (int64_t fw = 0; fw < FW; fw++) {
-                            const int64_t h = oh * g.stride_rows - g.pad_top + fh * g.dilation_rows;
-                            const int64_t w = ow * g.stride_cols - g.pad_left + fw * g.dilation_cols;
-                            if (h < 0 || h >= H || w < 0 || w >= W) continue;
-                            for (int64_t ci = 0; ci < Cg; ci++)
-                                y[((b * OH + oh) * OW + ow) * O + o] +=
-                                    x[((b * H + h) * W + w) * C + (o / Og) * Cg + ci] *
-                                    f[((fh * FW + fw) * Cg + ci) * O + o];
-                        }
-    return y;
-}
-
-}  // namespace
-
 TEST_CASE("Conv2DBackpropFilter: adjoint identity with the forward convolution", "[conv2d_backprop_filter]") {
     // <Conv2D(x, f), dy> == <f, Conv2DBackpropFilter(x, dy)>: grouped,
     // strided, dilated, both layouts.
@@ -323,7 +293,7 @@ TEST_CASE("Conv2DBackpropFilter: adjoint identity with the forward convolution",
             auto f = random_values(NumElements(f_shape), 12, DataType::kDouble);
             auto dy = random_values(NumElements(out_shape), 13, DataType::kDouble);
             Geometry2D g{k.stride_h, k.stride_w, k.dilation_h, k.dilation_w, rows.pad_before, cols.pad_before};
-            auto y = conv2d_forward(x, in_shape, f, f_shape, rows.output, cols.output, g);
+            auto y = reference::conv2d(x, in_shape, f, f_shape, rows.output, cols.output, g);
             Tensor df;
             REQUIRE(Conv2DBackpropFilter::Compute(
                         make_tensor(DataType::kDouble, in_layout(in_shape, layout),

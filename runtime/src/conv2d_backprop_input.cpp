@@ -8,7 +8,6 @@
 // shape checks keep the CPU kernel's label "Conv2DCustomBackpropInput".
 #include "gradtune/conv2d_backprop_input.h"
 
-#include <chrono>
 #include <cstring>
 
 #include "conv_backprop_shape.h"
@@ -144,17 +143,10 @@ Status Execute(const Prepared &p, const ConstTensorRef &filter, const ConstTenso
         std::memset(output.data, 0, static_cast<size_t>(output.num_elements()) * DataTypeSize(output.dtype));
         return Status::OK();
     }
-    for (int64_t n : {output.num_elements(), out_backprop.num_elements(), filter.num_elements()}) {
-        if (n > INT32_MAX)
-            return Unimplemented("gradtune: tensors of 2**31 or more elements are not supported");
-    }
-    internal::Selection selection;
-    GRADTUNE_RETURN_IF_ERROR(internal::select_kernel(p.info, options, &selection));
-    if (options.device == Device::cuda) {
-        std::string why;
-        if (!internal::cuda_available(&why)) return Unavailable("device=cuda: " + why);
-    }
-    internal::install_halide_handlers();
+    GRADTUNE_RETURN_IF_ERROR(
+        internal::check_int32_elements({output.num_elements(), out_backprop.num_elements(), filter.num_elements()}));
+    internal::KernelCall call;
+    GRADTUNE_RETURN_IF_ERROR(call.begin(p.info, options));
 
     // Halide dimension orders (innermost first): activations (c, w, h, n);
     // the filter [FH, FW, Cg, O] as (o, ci, fw, fh).
@@ -164,22 +156,12 @@ Status Execute(const Prepared &p, const ConstTensorRef &filter, const ConstTenso
     HalideBuffer out_backprop_buffer(out_backprop.dtype, out_backprop.shape, out_backprop.data, activations);
     HalideBuffer output_buffer(output.dtype, output.shape, output.data, activations);
 
-    internal::CallContext context;
-    const auto start = std::chrono::steady_clock::now();
-    auto kernel = reinterpret_cast<KernelSignature>(selection.function);
-    int result = kernel(&context, static_cast<int32_t>(p.stride_rows), static_cast<int32_t>(p.stride_cols),
-                        static_cast<int32_t>(p.dilation_rows), static_cast<int32_t>(p.dilation_cols),
-                        static_cast<int32_t>(p.groups), static_cast<int32_t>(p.pad_top),
-                        static_cast<int32_t>(p.pad_left), filter_buffer.get(), out_backprop_buffer.get(),
-                        output_buffer.get());
-    Status status = internal::kernel_status(result, context, selection.name);
-    if (status.ok() && options.device == Device::cuda) {
-        status = internal::finish_cuda_call(&context, output_buffer.get(),
-                                            {filter_buffer.get(), out_backprop_buffer.get()});
-    }
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    if (internal::verbose_enabled()) internal::report_call(p.info, options.device, selection, ms);
-    return status;
+    int result = call.kernel<KernelSignature>()(
+        call.user_context(), static_cast<int32_t>(p.stride_rows), static_cast<int32_t>(p.stride_cols),
+        static_cast<int32_t>(p.dilation_rows), static_cast<int32_t>(p.dilation_cols), static_cast<int32_t>(p.groups),
+        static_cast<int32_t>(p.pad_top), static_cast<int32_t>(p.pad_left), filter_buffer.get(),
+        out_backprop_buffer.get(), output_buffer.get());
+    return call.finish(result, output_buffer.get(), {filter_buffer.get(), out_backprop_buffer.get()});
 }
 
 }  // namespace
@@ -190,13 +172,7 @@ Status Conv2DBackpropInput::Compute(const ConstTensorRef &input_sizes, const Con
                                     const RunOptions &options) {
     Prepared p;
     GRADTUNE_RETURN_IF_ERROR(Prepare(input_sizes, filter, out_backprop, strides, padding, attrs, &p));
-    if (output.dtype != filter.dtype)
-        return InvalidArgument(std::string("output has dtype ") + DataTypeString(output.dtype) + ", expected " +
-                               DataTypeString(filter.dtype));
-    if (output.shape != p.input_shape)
-        return InvalidArgument("output has shape " + ShapeString(output.shape) + ", but input_sizes is " +
-                               ShapeString(p.input_shape));
-    GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("output", output));
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckCallerOutput(output, filter.dtype, p.input_shape, "input_sizes"));
     return Execute(p, filter, out_backprop, output, options);
 }
 

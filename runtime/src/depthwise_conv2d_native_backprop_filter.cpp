@@ -2,7 +2,6 @@
 // in TF's order, with TF's texts), geometry, dispatch and the kernel call.
 #include "gradtune/depthwise_conv2d_native_backprop_filter.h"
 
-#include <chrono>
 #include <cstring>
 
 #include "dispatch.h"
@@ -149,17 +148,10 @@ Status Execute(const Prepared &p, const ConstTensorRef &input, const ConstTensor
         std::memset(output.data, 0, static_cast<size_t>(output.num_elements()) * DataTypeSize(output.dtype));
         return Status::OK();
     }
-    for (int64_t n : {output.num_elements(), out_backprop.num_elements(), input.num_elements()}) {
-        if (n > INT32_MAX)
-            return Unimplemented("gradtune: tensors of 2**31 or more elements are not supported");
-    }
-    internal::Selection selection;
-    GRADTUNE_RETURN_IF_ERROR(internal::select_kernel(p.info, options, &selection));
-    if (options.device == Device::cuda) {
-        std::string why;
-        if (!internal::cuda_available(&why)) return Unavailable("device=cuda: " + why);
-    }
-    internal::install_halide_handlers();
+    GRADTUNE_RETURN_IF_ERROR(
+        internal::check_int32_elements({output.num_elements(), out_backprop.num_elements(), input.num_elements()}));
+    internal::KernelCall call;
+    GRADTUNE_RETURN_IF_ERROR(call.begin(p.info, options));
 
     // Halide dimension orders (innermost first): activations (c, w, h, n);
     // the filter gradient [FH, FW, C, M] as (m, c, fw, fh).
@@ -169,21 +161,11 @@ Status Execute(const Prepared &p, const ConstTensorRef &input, const ConstTensor
     HalideBuffer out_backprop_buffer(out_backprop.dtype, out_backprop.shape, out_backprop.data, activations);
     HalideBuffer output_buffer(output.dtype, output.shape, output.data, {3, 2, 1, 0});
 
-    internal::CallContext context;
-    const auto start = std::chrono::steady_clock::now();
-    auto kernel = reinterpret_cast<KernelSignature>(selection.function);
-    int result = kernel(&context, static_cast<int32_t>(p.stride), static_cast<int32_t>(p.dilation_rows),
-                        static_cast<int32_t>(p.dilation_cols), static_cast<int32_t>(p.pad_top),
-                        static_cast<int32_t>(p.pad_left), input_buffer.get(), out_backprop_buffer.get(),
-                        output_buffer.get());
-    Status status = internal::kernel_status(result, context, selection.name);
-    if (status.ok() && options.device == Device::cuda) {
-        status = internal::finish_cuda_call(&context, output_buffer.get(),
-                                            {input_buffer.get(), out_backprop_buffer.get()});
-    }
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    if (internal::verbose_enabled()) internal::report_call(p.info, options.device, selection, ms);
-    return status;
+    int result = call.kernel<KernelSignature>()(
+        call.user_context(), static_cast<int32_t>(p.stride), static_cast<int32_t>(p.dilation_rows),
+        static_cast<int32_t>(p.dilation_cols), static_cast<int32_t>(p.pad_top), static_cast<int32_t>(p.pad_left),
+        input_buffer.get(), out_backprop_buffer.get(), output_buffer.get());
+    return call.finish(result, output_buffer.get(), {input_buffer.get(), out_backprop_buffer.get()});
 }
 
 }  // namespace
@@ -195,13 +177,7 @@ Status DepthwiseConv2dNativeBackpropFilter::Compute(const ConstTensorRef &input,
                                                     const RunOptions &options) {
     Prepared p;
     GRADTUNE_RETURN_IF_ERROR(Prepare(input, filter_sizes, out_backprop, strides, padding, attrs, &p));
-    if (output.dtype != input.dtype)
-        return InvalidArgument(std::string("output has dtype ") + DataTypeString(output.dtype) + ", expected " +
-                               DataTypeString(input.dtype));
-    if (output.shape != p.filter_shape)
-        return InvalidArgument("output has shape " + ShapeString(output.shape) + ", but filter_sizes is " +
-                               ShapeString(p.filter_shape));
-    GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("output", output));
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckCallerOutput(output, input.dtype, p.filter_shape, "filter_sizes"));
     return Execute(p, input, out_backprop, output, options);
 }
 

@@ -5,7 +5,6 @@
 #include "gradtune/fractional_avg_pool.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <type_traits>
@@ -144,16 +143,9 @@ int32_t longest_cell(const std::vector<int64_t> &sequence, int64_t input, bool o
 Status Execute(const Prepared &p, const ConstTensorRef &value, const TensorRef &output,
                const TensorRef &row_pooling_sequence, const TensorRef &col_pooling_sequence,
                const RunOptions &options) {
-    for (int64_t n : {value.num_elements(), output.num_elements()}) {
-        if (n > INT32_MAX) return Unimplemented("gradtune: tensors of 2**31 or more elements are not supported");
-    }
-    internal::Selection selection;
-    GRADTUNE_RETURN_IF_ERROR(internal::select_kernel(p.info, options, &selection));
-    if (options.device == Device::cuda) {
-        std::string why;
-        if (!internal::cuda_available(&why)) return Unavailable("device=cuda: " + why);
-    }
-    internal::install_halide_handlers();
+    GRADTUNE_RETURN_IF_ERROR(internal::check_int32_elements({value.num_elements(), output.num_elements()}));
+    internal::KernelCall call;
+    GRADTUNE_RETURN_IF_ERROR(call.begin(p.info, options));
 
     // A fresh generator per call (TF: per Compute), rows first, then columns.
     internal::GuardedPhiloxRandom generator;
@@ -170,19 +162,11 @@ Status Execute(const Prepared &p, const ConstTensorRef &value, const TensorRef &
     HalideBuffer value_buffer(value.dtype, value.shape, value.data, nhwc);
     HalideBuffer output_buffer(output.dtype, output.shape, output.data, nhwc);
 
-    internal::CallContext context;
-    const auto start = std::chrono::steady_clock::now();
-    auto kernel = reinterpret_cast<KernelSignature>(selection.function);
-    int result = kernel(&context, p.overlapping ? 1 : 0, longest_cell(rows, in_rows, p.overlapping),
-                        longest_cell(cols, in_cols, p.overlapping), row_buffer.get(), col_buffer.get(),
-                        value_buffer.get(), output_buffer.get());
-    Status status = internal::kernel_status(result, context, selection.name);
-    if (status.ok() && options.device == Device::cuda) {
-        status = internal::finish_cuda_call(&context, output_buffer.get(),
-                                            {row_buffer.get(), col_buffer.get(), value_buffer.get()});
-    }
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    if (internal::verbose_enabled()) internal::report_call(p.info, options.device, selection, ms);
+    int result = call.kernel<KernelSignature>()(call.user_context(), p.overlapping ? 1 : 0,
+                                                longest_cell(rows, in_rows, p.overlapping),
+                                                longest_cell(cols, in_cols, p.overlapping), row_buffer.get(),
+                                                col_buffer.get(), value_buffer.get(), output_buffer.get());
+    Status status = call.finish(result, output_buffer.get(), {row_buffer.get(), col_buffer.get(), value_buffer.get()});
     GRADTUNE_RETURN_IF_ERROR(status);
     std::copy(rows.begin(), rows.end(), row_pooling_sequence.as<int64_t>());
     std::copy(cols.begin(), cols.end(), col_pooling_sequence.as<int64_t>());

@@ -4,10 +4,9 @@
 #include "gradtune/fractional_avg_pool_grad.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
-#include <type_traits>
 #include <sstream>
+#include <type_traits>
 
 #include "FractionalAvgPoolGrad_cpu_float32_NHWC_generic.h"  // generated: checks KernelSignature
 #include "dispatch.h"
@@ -214,16 +213,10 @@ CellRanges cell_ranges(const Axis &axis) {
 Status Execute(const Prepared &p, const ConstTensorRef &out_backprop, const TensorRef &output,
                const RunOptions &options) {
     // Halide buffers index with int32 (the sequences pass cells + 1 values).
-    for (int64_t n : {output.num_elements(), out_backprop.num_elements(), p.rows.cells + 1, p.cols.cells + 1}) {
-        if (n > INT32_MAX) return Unimplemented("gradtune: tensors of 2**31 or more elements are not supported");
-    }
-    internal::Selection selection;
-    GRADTUNE_RETURN_IF_ERROR(internal::select_kernel(p.info, options, &selection));
-    if (options.device == Device::cuda) {
-        std::string why;
-        if (!internal::cuda_available(&why)) return Unavailable("device=cuda: " + why);
-    }
-    internal::install_halide_handlers();
+    GRADTUNE_RETURN_IF_ERROR(internal::check_int32_elements(
+        {output.num_elements(), out_backprop.num_elements(), p.rows.cells + 1, p.cols.cells + 1}));
+    internal::KernelCall call;
+    GRADTUNE_RETURN_IF_ERROR(call.begin(p.info, options));
 
     const CellRanges row_cells = cell_ranges(p.rows), col_cells = cell_ranges(p.cols);
 
@@ -249,20 +242,13 @@ Status Execute(const Prepared &p, const ConstTensorRef &out_backprop, const Tens
     HalideBuffer out_backprop_buffer(out_backprop.dtype, out_backprop.shape, out_backprop.data, nhwc);
     HalideBuffer output_buffer(target.dtype, target.shape, target.data, nhwc);
 
-    internal::CallContext context;
-    const auto start = std::chrono::steady_clock::now();
-    auto kernel = reinterpret_cast<KernelSignature>(selection.function);
-    int result = kernel(&context, p.rows.overlapping ? 1 : 0, row_cells.longest, col_cells.longest,
-                        row_cells.exact && col_cells.exact ? 1 : 0, row_sequence.get(), col_sequence.get(),
-                        row_table.get(), col_table.get(), out_backprop_buffer.get(), output_buffer.get());
-    Status status = internal::kernel_status(result, context, selection.name);
-    if (status.ok() && options.device == Device::cuda) {
-        status = internal::finish_cuda_call(
-            &context, output_buffer.get(),
-            {row_sequence.get(), col_sequence.get(), row_table.get(), col_table.get(), out_backprop_buffer.get()});
-    }
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    if (internal::verbose_enabled()) internal::report_call(p.info, options.device, selection, ms);
+    int result = call.kernel<KernelSignature>()(call.user_context(), p.rows.overlapping ? 1 : 0, row_cells.longest,
+                                                col_cells.longest, row_cells.exact && col_cells.exact ? 1 : 0,
+                                                row_sequence.get(), col_sequence.get(), row_table.get(),
+                                                col_table.get(), out_backprop_buffer.get(), output_buffer.get());
+    Status status = call.finish(
+        result, output_buffer.get(),
+        {row_sequence.get(), col_sequence.get(), row_table.get(), col_table.get(), out_backprop_buffer.get()});
     if (!status.ok() || !partial) return status;
 
     // Scatter the scratch [N', H, W, C'] into the zeroed [N, H, W, C] output.
@@ -285,13 +271,8 @@ Status FractionalAvgPoolGrad::Compute(const ConstTensorRef &orig_input_tensor_sh
     Prepared p;
     GRADTUNE_RETURN_IF_ERROR(
         Prepare(orig_input_tensor_shape, out_backprop, row_pooling_sequence, col_pooling_sequence, attrs, &p));
-    if (output.dtype != out_backprop.dtype)
-        return InvalidArgument(std::string("output has dtype ") + DataTypeString(output.dtype) + ", expected " +
-                               DataTypeString(out_backprop.dtype));
-    if (output.shape != p.input_shape)
-        return InvalidArgument("output has shape " + ShapeString(output.shape) + ", but orig_input_tensor_shape is " +
-                               ShapeString(p.input_shape));
-    GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("output", output));
+    GRADTUNE_RETURN_IF_ERROR(
+        tf::CheckCallerOutput(output, out_backprop.dtype, p.input_shape, "orig_input_tensor_shape"));
     return Execute(p, out_backprop, output, options);
 }
 

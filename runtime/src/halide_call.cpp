@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <climits>
 #include <cstdio>
 #include <mutex>
 
@@ -88,7 +89,8 @@ bool cuda_available(std::string *why) {
     return available;
 }
 
-Status finish_cuda_call(CallContext *context, halide_buffer_t *output, const std::vector<halide_buffer_t *> &inputs) {
+Status finish_cuda_call(CallContext *context, halide_buffer_t *output,
+                        std::initializer_list<halide_buffer_t *> inputs) {
     int result = halide_copy_to_host(context, output);
     for (halide_buffer_t *b : inputs) halide_device_free(context, b);
     halide_device_free(context, output);
@@ -99,6 +101,33 @@ Status finish_cuda_call(CallContext *context, halide_buffer_t *output, const std
 Status kernel_status(int result, const CallContext &context, const std::string &kernel) {
     if (result == 0) return Status::OK();
     return Internal("kernel " + kernel + " failed (Halide error " + std::to_string(result) + "): " + context.error);
+}
+
+Status check_int32_elements(std::initializer_list<int64_t> element_counts) {
+    for (int64_t n : element_counts)
+        if (n > INT32_MAX) return Unimplemented("gradtune: tensors of 2**31 or more elements are not supported");
+    return Status::OK();
+}
+
+Status KernelCall::begin(const CallInfo &info, const RunOptions &options) {
+    info_ = &info;
+    device_ = options.device;
+    GRADTUNE_RETURN_IF_ERROR(select_kernel(info, options, &selection_));
+    if (device_ == Device::cuda) {
+        std::string why;
+        if (!cuda_available(&why)) return Unavailable("device=cuda: " + why);
+    }
+    install_halide_handlers();
+    start_ = std::chrono::steady_clock::now();
+    return Status::OK();
+}
+
+Status KernelCall::finish(int result, halide_buffer_t *output, std::initializer_list<halide_buffer_t *> inputs) {
+    Status status = kernel_status(result, context_, selection_.name);
+    if (status.ok() && device_ == Device::cuda) status = finish_cuda_call(&context_, output, inputs);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
+    if (verbose_enabled()) report_call(*info_, device_, selection_, ms);
+    return status;
 }
 
 }  // namespace gradtune::internal

@@ -6,9 +6,12 @@
 #include <HalideRuntime.h>
 
 #include <array>
+#include <chrono>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
+#include "dispatch.h"
 #include "gradtune/device.h"
 #include "gradtune/status.h"
 #include "gradtune/tensor.h"
@@ -44,9 +47,44 @@ bool cuda_available(std::string *why);
 
 // After a CUDA kernel: copies `output` back to host memory and frees the
 // device copies of all buffers.
-Status finish_cuda_call(CallContext *context, halide_buffer_t *output, const std::vector<halide_buffer_t *> &inputs);
+Status finish_cuda_call(CallContext *context, halide_buffer_t *output, std::initializer_list<halide_buffer_t *> inputs);
 
 // Turns a kernel's nonzero result into a Status.
 Status kernel_status(int result, const CallContext &context, const std::string &kernel);
+
+// Halide buffers index with int32: tensors of 2**31 or more elements are
+// refused (Unimplemented) before any kernel runs.
+Status check_int32_elements(std::initializer_list<int64_t> element_counts);
+
+// Everything around one kernel call that is the same for every op: the
+// variant dispatch chooses, the device check, Halide errors routed to this
+// call, the CUDA round trip and the GRADTUNE_VERBOSE line. An op's Execute():
+//   KernelCall call;
+//   GRADTUNE_RETURN_IF_ERROR(call.begin(info, options));
+//   ... buffers ...
+//   int result = call.kernel<Signature>()(call.user_context(), args...);
+//   return call.finish(result, output, {inputs...});
+class KernelCall {
+public:
+    // Chooses the variant for the call (dispatch.h) and checks the device.
+    Status begin(const CallInfo &info, const RunOptions &options);
+    // The chosen variant, cast back to the op's Halide signature.
+    template <typename Signature>
+    Signature kernel() const {
+        return reinterpret_cast<Signature>(selection_.function);
+    }
+    void *user_context() { return &context_; }
+    // The kernel's result as a Status; for CUDA, copies `output` back to the
+    // host and frees the device copies of it and of `inputs`; then reports
+    // the call when GRADTUNE_VERBOSE is set.
+    Status finish(int result, halide_buffer_t *output, std::initializer_list<halide_buffer_t *> inputs);
+
+private:
+    const CallInfo *info_ = nullptr;
+    Device device_ = Device::cpu;
+    Selection selection_;
+    CallContext context_;
+    std::chrono::steady_clock::time_point start_;
+};
 
 }  // namespace gradtune::internal

@@ -135,6 +135,18 @@ Status CheckTensorArgument(std::string_view name, const ConstTensorRef &t) {
     return Status::OK();
 }
 
+Status CheckCallerOutput(const TensorRef &output, DataType dtype, const std::vector<int64_t> &shape,
+                         std::string_view shape_source) {
+    if (output.dtype != dtype)
+        return InvalidArgument(std::string("output has dtype ") + DataTypeString(output.dtype) + ", expected " +
+                               DataTypeString(dtype));
+    if (output.shape != shape)
+        return InvalidArgument("output has shape " + ShapeString(output.shape) +
+                               (shape_source.empty() ? ", expected " : ", but " + std::string(shape_source) + " is ") +
+                               ShapeString(shape));
+    return CheckTensorArgument("output", output);
+}
+
 std::string ListString(const std::vector<int> &values) {
     std::ostringstream out;
     out << "[";

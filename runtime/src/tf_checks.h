@@ -65,6 +65,12 @@ int64_t ShapeElement(const ConstTensorRef &t, int64_t i);
 // present when it has elements. (TF tensors always are; raw pointers may not be.)
 Status CheckTensorArgument(std::string_view name, const ConstTensorRef &t);
 
+// A caller-provided output must have the op's dtype and shape, and be well
+// formed: "output has dtype D, expected T", "output has shape [..], but
+// <shape_source> is [..]" (", expected [..]" when shape_source is empty).
+Status CheckCallerOutput(const TensorRef &output, DataType dtype, const std::vector<int64_t> &shape,
+                         std::string_view shape_source);
+
 // "[1,2,3,4]" as TF prints list attrs.
 std::string ListString(const std::vector<int> &values);
 
