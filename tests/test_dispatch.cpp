@@ -35,10 +35,13 @@ struct Table {
                    {"Op", "op_k3_a", Device::cpu, "float32", "NHWC", structure(3, 1), "", &fake_kernel},
                    {"Op", "op_k3_b", Device::cpu, "float32", "NHWC", structure(3, 1), "", &fake_kernel},
                    {"Op", "op_generic_nchw", Device::cpu, "float32", "NCHW", structure(0, 0), "", &fake_kernel}};
-        tuned = {{1, "SAME", {{"C", 32}, {"H", 112}, {"N", 1}, {"W", 112}}, 1, 2},
-                 {1, "SAME", {{"C", 144}, {"H", 56}, {"N", 1}, {"W", 56}}, 1, 2},
-                 {2, "SAME", {{"C", 32}, {"H", 112}, {"N", 32}, {"W", 112}}, 1, 2},
-                 {2, "SAME", {{"C", 960}, {"H", 7}, {"N", 32}, {"W", 7}}, 1, 2}};
+        const auto k3 = structure(3, 1);
+        tuned = {{1, k3, "SAME", {{"C", 32}, {"H", 112}, {"N", 1}, {"W", 112}}, 1, 2},
+                 {1, k3, "SAME", {{"C", 144}, {"H", 56}, {"N", 1}, {"W", 56}}, 1, 2},
+                 {2, k3, "SAME", {{"C", 32}, {"H", 112}, {"N", 32}, {"W", 112}}, 1, 2},
+                 {2, k3, "SAME", {{"C", 960}, {"H", 7}, {"N", 32}, {"W", 7}}, 1, 2},
+                 // A measured shape where the generic variant beat every tuned setting.
+                 {0, k3, "SAME", {{"C", 576}, {"H", 14}, {"N", 32}, {"W", 14}}, 3, 2}};
     }
 };
 
@@ -93,6 +96,15 @@ TEST_CASE("dispatch prefers exact, then nearest, then generic", "[dispatch]") {
     // Nearest: N=2 56x56x128 is closest to the N=1 56x56x144 record.
     REQUIRE(select_kernel(call(3, 1, 2, 56, 128), {}, t.kernels, t.tuned, &s).ok());
     CHECK(s.name == "op_k3_a");
+    CHECK(s.tier == "nearest");
+    // Where the generic variant measured fastest, it serves the shape, and
+    // the shapes nearest to it.
+    REQUIRE(select_kernel(call(3, 1, 32, 14, 576), {}, t.kernels, t.tuned, &s).ok());
+    CHECK(s.name == "op_generic");
+    CHECK(s.tier == "exact");
+    CHECK(s.why == "the generic variant measured fastest for this shape");
+    REQUIRE(select_kernel(call(3, 1, 32, 14, 512), {}, t.kernels, t.tuned, &s).ok());
+    CHECK(s.name == "op_generic");
     CHECK(s.tier == "nearest");
     // Another structure (k5) or layout: generic.
     REQUIRE(select_kernel(call(5, 1, 1, 112, 32), {}, t.kernels, t.tuned, &s).ok());

@@ -36,11 +36,16 @@ int distill(const DistillOptions &options) {
         if (it == best.end() || t.median_ms < it->second->median_ms) best[key] = &t;
     }
     if (stale) std::cerr << "gradtune distill: " << stale << " trial(s) of other sources/Halide/target ignored\n";
-
-    // Merge into the committed files: records for keys the log has are replaced.
+    // Merge into the committed files: every key the log measured is decided
+    // by the log. A best trial that does not beat the generic variant by
+    // min_speedup becomes a generic_wins record: dispatch then serves that
+    // shape with the generic variant, and no tuned kernel is built for it.
     const std::string klass = info.target_class();
     const fs::path dir = fs::path(options.records_dir) / klass;
     std::map<std::string, RecordFile> files;
+    auto same_key = [](const Record &r, const Trial &t) {
+        return r.device == t.device && r.structure == t.structure && r.shape_key() == t.shape_key();
+    };
     for (const auto &[key, t] : best) {
         RecordFile &file = files[t->op];
         if (file.op.empty()) {
@@ -55,7 +60,11 @@ int distill(const DistillOptions &options) {
                 }
             }
         }
+        file.records.erase(
+            std::remove_if(file.records.begin(), file.records.end(), [&](const Record &r) { return same_key(r, *t); }),
+            file.records.end());
         Record r;
+        r.generic_wins = t->generic_median_ms < options.min_speedup * t->median_ms;
         r.op = t->op;
         r.device = t->device;
         r.structure = t->structure;
@@ -74,10 +83,6 @@ int distill(const DistillOptions &options) {
         r.halide_version = t->halide_version;
         r.source_hash = t->source_hash;
         r.tuned_at = t->timestamp;
-        auto same = [&](const Record &o) {
-            return o.device == r.device && o.structure == r.structure && o.shape_key() == r.shape_key();
-        };
-        file.records.erase(std::remove_if(file.records.begin(), file.records.end(), same), file.records.end());
         file.records.push_back(r);
     }
     fs::create_directories(dir);
@@ -86,9 +91,15 @@ int distill(const DistillOptions &options) {
         write_record_file(path, file);
         std::cerr << "gradtune distill: " << path << ": " << file.records.size() << " record(s)\n";
     }
-    for (const auto &[key, t] : best)
-        std::cerr << "  " << t->op << " " << t->shape_id << " " << t->shape_key() << ": "
-                  << t->generic_median_ms / t->median_ms << "x over generic (" << knobs_text(t->knobs) << ")\n";
+    for (const auto &[key, t] : best) {
+        const double speedup = t->generic_median_ms / t->median_ms;
+        std::cerr << "  " << t->op << " " << t->shape_id << " " << t->shape_key() << ": " << speedup
+                  << (speedup < options.min_speedup ? "x: the generic variant serves it (best tuned below "
+                                                    : "x over generic (")
+                  << (speedup < options.min_speedup ? std::to_string(options.min_speedup) + "x)"
+                                                    : knobs_text(t->knobs) + ")")
+                  << "\n";
+    }
     return 0;
 }
 

@@ -9,6 +9,10 @@ namespace gradtune::tooling {
 struct DistillOptions {
     std::string log_path;
     std::string records_dir;
+    // A record must beat the generic variant, measured in the same run, by
+    // this factor: a tuned kernel that is not faster only costs build time
+    // and binary size (and within the noise it is not faster).
+    double min_speedup = 1.03;
 };
 
 int distill(const DistillOptions &options);

@@ -63,6 +63,10 @@ int main(int argc, char **argv) {
     auto *distill_cmd = app.add_subcommand("distill", "best trial per shape -> committed records");
     distill_cmd->add_option("--log", distill_options.log_path, "trials log")->capture_default_str();
     distill_cmd->add_option("--records-dir", distill_options.records_dir, "records root")->capture_default_str();
+    distill_cmd
+        ->add_option("--min-speedup", distill_options.min_speedup,
+                     "keep a record only if it beats the generic variant by this factor")
+        ->capture_default_str();
 
     std::string run_op;
     std::vector<std::string> run_args, run_outputs;

@@ -46,6 +46,7 @@ json to_json(const Record &r) {
         {"shape", r.shape},
         {"call", r.call},
         {"knobs", r.knobs},
+        {"generic_wins", r.generic_wins},
         {"median_ms", r.median_ms},
         {"min_ms", r.min_ms},
         {"spread_pct", r.spread_pct},
@@ -87,6 +88,7 @@ Record record_from_json(const json &j, const std::string &where) {
         r.shape = j.at("shape").get<std::map<std::string, int64_t>>();
         r.call = j.value("call", json::object());
         r.knobs = j.at("knobs").get<Knobs>();
+        r.generic_wins = j.value("generic_wins", false);
         r.median_ms = j.at("median_ms").get<double>();
         r.min_ms = j.value("min_ms", 0.0);
         r.spread_pct = j.value("spread_pct", 0.0);

@@ -24,7 +24,10 @@ struct Record {
     std::string padding;                   // SAME, VALID or EXPLICIT
     std::map<std::string, int64_t> shape;  // run-time sizes, e.g. N, H, W, C
     nlohmann::json call;                   // the TF call it was tuned on (shapes and attrs)
-    Knobs knobs;
+    Knobs knobs;                           // the best tuned setting found
+    // The generic variant beat every tuned setting on this shape (in the
+    // same run): dispatch serves the shape with the generic variant.
+    bool generic_wins = false;
     // Measurement (milliseconds per call, median over samples).
     double median_ms = 0, min_ms = 0, spread_pct = 0;
     double generic_median_ms = 0;  // the generic default variant, same run

@@ -175,7 +175,17 @@ int main(int argc, char **argv) {
                         stale++;
                         continue;
                     }
-                    add(r.op, r.device, r.structure, r.knobs).tuned_for.push_back(r);
+                    if (r.generic_wins) {
+                        // Served by the generic variant of its dtype, layout and device.
+                        Structure generic = r.structure;
+                        for (auto &entry : generic.fixed) entry.second = 0;
+                        auto it = by_name.find(variant_name(r.op, r.device, generic, {}));
+                        if (it == by_name.end())
+                            throw std::runtime_error(path.string() + ": no generic variant for " + r.structure.key());
+                        variants[it->second].tuned_for.push_back(r);
+                    } else {
+                        add(r.op, r.device, r.structure, r.knobs).tuned_for.push_back(r);
+                    }
                     used++;
                 }
             }
@@ -220,7 +230,13 @@ int main(int argc, char **argv) {
               << "const std::vector<TunedShape> &tuned_shapes() {\n    static const std::vector<TunedShape> table = {\n";
         for (size_t i = 0; i < variants.size(); i++) {
             for (const Record &r : variants[i].tuned_for) {
-                table << "        {" << i << ", " << c_string(r.padding) << ", {";
+                table << "        {" << i << ", {";
+                bool first_param = true;
+                for (const auto &[name, value] : r.structure.fixed) {
+                    table << (first_param ? "" : ", ") << "{" << c_string(name) << ", " << value << "}";
+                    first_param = false;
+                }
+                table << "}, " << c_string(r.padding) << ", {";
                 bool first = true;
                 for (const auto &[name, value] : r.shape) {
                     table << (first ? "" : ", ") << "{" << c_string(name) << ", " << value << "}";

@@ -22,6 +22,15 @@ std::string structure_text(const std::map<std::string, int> &structure) {
     return out.str();
 }
 
+bool same_structure(const TunedShape &t, const CallInfo &call) {
+    if (t.structure.size() != call.structure.size()) return false;
+    for (const auto &[name, value] : t.structure) {
+        auto it = call.structure.find(name);
+        if (it == call.structure.end() || it->second != value) return false;
+    }
+    return true;
+}
+
 bool same_shape(const TunedShape &t, const CallInfo &call) {
     if (call.padding != t.padding || call.shape.size() != t.shape.size()) return false;
     for (const auto &[name, value] : t.shape) {
@@ -95,15 +104,18 @@ Status select_kernel(const CallInfo &call, const RunOptions &options, const std:
         return InvalidArgument("no variant named " + options.variant + " in this build");
     }
 
+    // Measured shapes with the call's structure. Each is served by its tuned
+    // kernel, or by the generic one where that measured faster.
     const TunedShape *nearest = nullptr;
     double best = std::numeric_limits<double>::infinity();
     int candidates = 0;
     for (const TunedShape &t : tuned) {
         const Kernel &k = kernels[t.kernel];
-        if (!fits(k, call, device) || k.generic()) continue;
+        if (!fits(k, call, device) || !same_structure(t, call)) continue;
         candidates++;
         if (same_shape(t, call)) {
-            *selection = {k.function, k.name, "exact", "tuned for this shape"};
+            *selection = {k.function, k.name, "exact",
+                          k.generic() ? "the generic variant measured fastest for this shape" : "tuned for this shape"};
             return Status::OK();
         }
         const double d = distance(t, call);
@@ -115,8 +127,9 @@ Status select_kernel(const CallInfo &call, const RunOptions &options, const std:
     if (nearest) {
         const Kernel &k = kernels[nearest->kernel];
         *selection = {k.function, k.name, "nearest",
-                      "tuned for " + shape_key(nearest->padding, shape_map(*nearest)) + ", the nearest of " +
-                          std::to_string(candidates) + " tuned shape(s) with this structure"};
+                      std::string(k.generic() ? "the generic variant measured fastest on " : "tuned for ") +
+                          shape_key(nearest->padding, shape_map(*nearest)) + ", the nearest of " +
+                          std::to_string(candidates) + " measured shape(s) with this structure"};
         return Status::OK();
     }
     for (const Kernel &k : kernels) {

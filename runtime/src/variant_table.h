@@ -34,9 +34,11 @@ struct Kernel {
     }
 };
 
-// A shape a tuned kernel was measured on (one per distilled record).
+// A shape the tuner measured (one per distilled record) and the kernel that
+// serves it: the tuned kernel, or the generic one where that measured faster.
 struct TunedShape {
     size_t kernel;         // index into kernels()
+    std::vector<std::pair<const char *, int>> structure;  // the record's structural values
     const char *padding;   // SAME, VALID or EXPLICIT
     std::vector<std::pair<const char *, int64_t>> shape;  // run-time sizes by name
     double median_ms;
