@@ -216,12 +216,17 @@ int tune(const TuneOptions &options) {
 
     int measured = 0, resumed = 0, batches = 0;
     double batch_seconds = 0;
+    // Seconds per batch of each group: heavy groups (large convolutions at
+    // N=32) take a minute a batch, light ones seconds. A group whose next
+    // batch would end past the budget is not started again, so the run ends
+    // within the budget (up to the error of the estimate).
+    std::vector<double> group_seconds(groups.size(), 0);
+    std::vector<int> group_batches(groups.size(), 0);
     size_t next_group = 0;
     std::set<size_t> done_groups;
     while (done_groups.size() < groups.size()) {
         const double elapsed = seconds_since(start);
         if (elapsed >= options.budget_s) break;
-        if (batches > 0 && elapsed + batch_seconds / batches > options.budget_s) break;
         // The limit counts resumed candidates too: a killed and resumed run ends
         // with the same candidates as an uninterrupted one.
         if (options.max_trials && measured + resumed >= options.max_trials) break;
@@ -229,6 +234,13 @@ int tune(const TuneOptions &options) {
         const size_t this_group = next_group;
         next_group = (next_group + 1) % groups.size();
         if (done_groups.count(this_group)) continue;
+        const double estimate = group_batches[this_group] ? group_seconds[this_group] / group_batches[this_group]
+                                : batches                 ? batch_seconds / batches
+                                                          : 0;
+        if (elapsed + estimate > options.budget_s) {
+            done_groups.insert(this_group);  // no time left for a batch of this group
+            continue;
+        }
 
         // Draw up to `jobs` candidates not yet measured on every shape.
         Trial proto = prototype_trial(g);
@@ -399,6 +411,8 @@ int tune(const TuneOptions &options) {
         }
         batches++;
         batch_seconds += seconds_since(batch_start);
+        group_seconds[this_group] += seconds_since(batch_start);
+        group_batches[this_group]++;
         index_log();
 
         // Progress: candidates, the best so far in this group, time left.

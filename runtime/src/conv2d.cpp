@@ -228,11 +228,9 @@ OpEntry conv2d_entry() {
         std::string padding;
         Conv2D::Attrs attrs;
         GRADTUNE_RETURN_IF_ERROR(unpack(call, &input, &filter, &strides, &padding, &attrs));
-        Tensor output;
-        GRADTUNE_RETURN_IF_ERROR(Conv2D::Compute(input, filter, strides, padding, &output, attrs, options));
-        outputs->clear();
-        outputs->push_back(std::move(output));
-        return Status::OK();
+        return run_single_output(outputs, [&](auto output) {
+            return Conv2D::Compute(input, filter, strides, padding, output, attrs, options);
+        });
     };
     entry.describe = [unpack](const OpCall &call, CallInfo *info) -> Status {
         ConstTensorRef input, filter;

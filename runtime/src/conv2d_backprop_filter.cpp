@@ -233,12 +233,10 @@ OpEntry conv2d_backprop_filter_entry() {
         std::string padding;
         Conv2DBackpropFilter::Attrs attrs;
         GRADTUNE_RETURN_IF_ERROR(unpack(call, &input, &filter_sizes, &out_backprop, &strides, &padding, &attrs));
-        Tensor output;
-        GRADTUNE_RETURN_IF_ERROR(Conv2DBackpropFilter::Compute(input, filter_sizes, out_backprop, strides, padding,
-                                                               &output, attrs, options));
-        outputs->clear();
-        outputs->push_back(std::move(output));
-        return Status::OK();
+        return run_single_output(outputs, [&](auto output) {
+            return Conv2DBackpropFilter::Compute(input, filter_sizes, out_backprop, strides, padding, output, attrs,
+                                                 options);
+        });
     };
     entry.describe = [unpack](const OpCall &call, CallInfo *info) -> Status {
         ConstTensorRef input, filter_sizes, out_backprop;

@@ -224,12 +224,10 @@ OpEntry conv2d_backprop_input_entry() {
         std::string padding;
         Conv2DBackpropInput::Attrs attrs;
         GRADTUNE_RETURN_IF_ERROR(unpack(call, &input_sizes, &filter, &out_backprop, &strides, &padding, &attrs));
-        Tensor output;
-        GRADTUNE_RETURN_IF_ERROR(Conv2DBackpropInput::Compute(input_sizes, filter, out_backprop, strides, padding,
-                                                              &output, attrs, options));
-        outputs->clear();
-        outputs->push_back(std::move(output));
-        return Status::OK();
+        return run_single_output(outputs, [&](auto output) {
+            return Conv2DBackpropInput::Compute(input_sizes, filter, out_backprop, strides, padding, output, attrs,
+                                                options);
+        });
     };
     entry.describe = [unpack](const OpCall &call, CallInfo *info) -> Status {
         ConstTensorRef input_sizes, filter, out_backprop;

@@ -226,11 +226,9 @@ OpEntry depthwise_conv2d_native_entry() {
         std::string padding;
         DepthwiseConv2dNative::Attrs attrs;
         GRADTUNE_RETURN_IF_ERROR(unpack(call, &input, &filter, &strides, &padding, &attrs));
-        Tensor output;
-        GRADTUNE_RETURN_IF_ERROR(DepthwiseConv2dNative::Compute(input, filter, strides, padding, &output, attrs, options));
-        outputs->clear();
-        outputs->push_back(std::move(output));
-        return Status::OK();
+        return run_single_output(outputs, [&](auto output) {
+            return DepthwiseConv2dNative::Compute(input, filter, strides, padding, output, attrs, options);
+        });
     };
     entry.describe = [unpack](const OpCall &call, CallInfo *info) -> Status {
         ConstTensorRef input, filter;

@@ -223,15 +223,10 @@ OpEntry depthwise_conv2d_native_backprop_input_entry() {
         std::string padding;
         DepthwiseConv2dNativeBackpropInput::Attrs attrs;
         GRADTUNE_RETURN_IF_ERROR(unpack(call, &input_sizes, &filter, &out_backprop, &strides, &padding, &attrs));
-        if (outputs->size() == 1)  // reuse the caller's output (see RunOp)
+        return run_single_output(outputs, [&](auto output) {
             return DepthwiseConv2dNativeBackpropInput::Compute(input_sizes, filter, out_backprop, strides, padding,
-                                                               (*outputs)[0].ref(), attrs, options);
-        Tensor output;
-        GRADTUNE_RETURN_IF_ERROR(DepthwiseConv2dNativeBackpropInput::Compute(input_sizes, filter, out_backprop, strides,
-                                                                             padding, &output, attrs, options));
-        outputs->clear();
-        outputs->push_back(std::move(output));
-        return Status::OK();
+                                                               output, attrs, options);
+        });
     };
     entry.describe = [unpack](const OpCall &call, CallInfo *info) -> Status {
         ConstTensorRef input_sizes, filter, out_backprop;

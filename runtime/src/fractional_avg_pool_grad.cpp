@@ -308,13 +308,9 @@ OpEntry fractional_avg_pool_grad_entry() {
         std::array<ConstTensorRef, 4> in;
         FractionalAvgPoolGrad::Attrs attrs;
         GRADTUNE_RETURN_IF_ERROR(unpack(call, &in, &attrs));
-        if (outputs->size() == 1)  // reuse the caller's output (see RunOp)
-            return FractionalAvgPoolGrad::Compute(in[0], in[1], in[2], in[3], (*outputs)[0].ref(), attrs, options);
-        Tensor output;
-        GRADTUNE_RETURN_IF_ERROR(FractionalAvgPoolGrad::Compute(in[0], in[1], in[2], in[3], &output, attrs, options));
-        outputs->clear();
-        outputs->push_back(std::move(output));
-        return Status::OK();
+        return run_single_output(outputs, [&](auto output) {
+            return FractionalAvgPoolGrad::Compute(in[0], in[1], in[2], in[3], output, attrs, options);
+        });
     };
     entry.describe = [unpack](const OpCall &call, CallInfo *info) -> Status {
         std::array<ConstTensorRef, 4> in;

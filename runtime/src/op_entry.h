@@ -15,6 +15,21 @@ struct OpEntry {
     std::function<Status(const OpCall &, CallInfo *)> describe;
 };
 
+// The by-name run of a single-output op: into the caller's tensor when RunOp
+// was handed one (timing loops reuse their outputs; allocating and faulting
+// in a fresh output per call would be timed too), else into a new tensor.
+// `compute` is the op's Compute() bound to its arguments; it is called with
+// a TensorRef or with a Tensor* (both Compute() overloads exist).
+template <typename Compute>
+Status run_single_output(std::vector<Tensor> *outputs, Compute compute) {
+    if (outputs->size() == 1) return compute((*outputs)[0].ref());
+    Tensor output;
+    GRADTUNE_RETURN_IF_ERROR(compute(&output));
+    outputs->clear();
+    outputs->push_back(std::move(output));
+    return Status::OK();
+}
+
 // Helpers for reading an OpCall (they return TF-like errors for a missing
 // input or attr of the wrong kind).
 Status GetInput(const OpCall &call, const std::string &name, ConstTensorRef *tensor);
