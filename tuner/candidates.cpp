@@ -87,6 +87,7 @@ CompiledCandidate compile_one(const Candidate &c, const std::string &work_dir, d
     for (const auto &[knob, value] : c.knobs) gen.push_back(knob + "=" + std::to_string(value));
     const int rc = run_process(gen, log, timeout_s);
     if (rc == -2) {
+        out.timed_out = true;
         out.error = "generator killed after " + std::to_string(static_cast<int>(timeout_s)) + " s";
     } else if (rc != 0) {
         out.error = "generator failed: " + tail(log);

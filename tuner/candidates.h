@@ -25,6 +25,7 @@ struct CompiledCandidate {
     std::string shared_object;  // empty when compilation failed
     std::string error;          // the generator's or linker's last output lines
     double compile_s = 0;
+    bool timed_out = false;     // the generator was killed after the timeout
 };
 
 // Compiles `candidates`, at most `jobs` at a time, into `work_dir`. A

@@ -58,6 +58,10 @@ int main(int argc, char **argv) {
         ->capture_default_str();
     tune_cmd->add_option("--min-sample-ms", tune_options.measure.min_sample_ms, "minimum length of a sample")
         ->capture_default_str();
+    tune_cmd
+        ->add_option("--slow-factor", tune_options.measure.slow_factor,
+                     "a candidate whose first call takes this many times the generic's is logged slow, not timed")
+        ->capture_default_str();
 
     DistillOptions distill_options{default_log_path(), build_info().records_dir};
     auto *distill_cmd = app.add_subcommand("distill", "best trial per shape -> committed records");

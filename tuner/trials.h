@@ -27,8 +27,10 @@ struct Trial {
     // Where and with what.
     std::string target, cpu_model, halide_version, source_hash;
     int threads = 0;
-    // Result: status ok, wrong (differs from the generic variant), failed
-    // (the call returned an error) or compile_error.
+    // Result: status ok, slow (one call took more than kSlowFactor times the
+    // generic variant's, so it was not timed; median_ms is that one call),
+    // wrong (differs from the generic variant), failed (the call returned an
+    // error) or compile_error.
     std::string status, error;
     double median_ms = 0, min_ms = 0, spread_pct = 0;
     double generic_median_ms = 0, generic_spread_pct = 0;

@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -40,6 +41,12 @@ namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::string ratio_text(double ratio) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.1fx", ratio);
+    return buffer;
 }
 
 std::string clock_text(double seconds) {
@@ -116,7 +123,11 @@ double group_speedup(const Group &g, const Knobs &knobs, const std::map<std::str
         t.padding = g.infos[i].padding;
         t.shape = g.infos[i].shape;
         auto it = by_key.find(t.measurement_key());
-        if (it == by_key.end() || it->second->status != "ok" || it->second->median_ms <= 0) return 0;
+        // A "slow" trial counts with its one-call estimate, so that the
+        // geomean still ranks a candidate that loses on one shape only.
+        if (it == by_key.end() || (it->second->status != "ok" && it->second->status != "slow") ||
+            it->second->median_ms <= 0)
+            return 0;
         log_sum += std::log(it->second->generic_median_ms / it->second->median_ms);
     }
     return std::exp(log_sum / g.shapes.size());
@@ -297,14 +308,27 @@ int tune(const TuneOptions &options) {
 
         const auto batch_start = std::chrono::steady_clock::now();
         // 1. Compile (in parallel); 2. measure (alone, in a child process).
-        std::vector<CompiledCandidate> compiled = compile_candidates(batch, options.work_dir, options.jobs, options.compile_timeout_s);
+        // A compile may not run past the budget: one the budget cuts short is
+        // not logged (it did not fail) but handed out again by a later run.
+        const double time_left = std::max(1.0, options.budget_s - seconds_since(start));
+        const bool budget_bound = time_left < options.compile_timeout_s;
+        std::vector<CompiledCandidate> compiled =
+            compile_candidates(batch, options.work_dir, options.jobs, std::min(options.compile_timeout_s, time_left));
+        for (CompiledCandidate &c : compiled) {
+            if (!(c.timed_out && budget_bound)) continue;
+            g.tried.erase(knobs_text(c.candidate.knobs));
+            g.queue.push_front(c.candidate.knobs);
+            c.error.clear();
+        }
         json batch_file = {{"shapes", json::array()}, {"candidates", json::array()},
                            {"measure", {{"samples", options.measure.samples},
-                                        {"min_sample_ms", options.measure.min_sample_ms}}},
+                                        {"min_sample_ms", options.measure.min_sample_ms},
+                                        {"slow_factor", options.measure.slow_factor}}},
                            {"device", to_string(g.device)}};
         for (const SuiteEntry *e : g.shapes) batch_file["shapes"].push_back({{"shape_id", e->name()}, {"call", e->call}});
         for (size_t i = 0; i < compiled.size(); i++) {
             if (compiled[i].shared_object.empty()) {
+                if (compiled[i].error.empty()) continue;  // cut short by the budget
                 for (size_t s = 0; s < g.shapes.size(); s++) {
                     Trial t = proto;
                     t.knobs = compiled[i].candidate.knobs;
@@ -453,6 +477,7 @@ int measure_batch(const std::string &batch_path) {
     MeasureOptions options;
     options.samples = batch["measure"].value("samples", 7);
     options.min_sample_ms = batch["measure"].value("min_sample_ms", 20.0);
+    options.slow_factor = batch["measure"].value("slow_factor", options.slow_factor);
     const Device device = device_from_string(batch.value("device", "cpu")).value_or(Device::cpu);
     const int threads = halide_threads();
 
@@ -489,7 +514,9 @@ int measure_batch(const std::string &batch_path) {
         generic.device = device;
         generic.variant = generic_variant(info, device);
         std::vector<Tensor> reference;
+        auto call_start = std::chrono::steady_clock::now();
         if (st.ok()) st = RunOp(m.call, &reference, generic);
+        const double generic_call_ms = 1e3 * seconds_since(call_start);
         if (!st.ok()) {
             std::cerr << "gradtune measure: " << shape_id << ": " << st.ToString() << "\n";
             return 3;
@@ -505,13 +532,35 @@ int measure_batch(const std::string &batch_path) {
             o.device = device;
             o.external_kernel = &loaded[i].kernel;
             std::vector<Tensor> got;
+            call_start = std::chrono::steady_clock::now();
             Status run = RunOp(m.call, &got, o);
+            const double call_ms = 1e3 * seconds_since(call_start);
             std::string wrong = run.ok() ? compare_outputs(got, reference) : "";
             if (!run.ok() || !wrong.empty()) {
                 std::cout << json{{"candidate", loaded[i].index},
                                   {"shape_id", shape_id},
                                   {"status", run.ok() ? "wrong" : "failed"},
                                   {"error", run.ok() ? wrong : run.ToString()}}
+                          << std::endl;
+                continue;
+            }
+            // A clear loser is not timed further: its samples would cost
+            // most of a batch (a bad schedule of a large N=32 shape runs for
+            // seconds a call) and it can never be a record. Both times are
+            // of a first call into a fresh output; calls shorter than a
+            // sample cost no more to time than the cut would save.
+            if (call_ms > options.slow_factor * generic_call_ms && call_ms > options.min_sample_ms) {
+                std::cout << json{{"candidate", loaded[i].index},
+                                  {"shape_id", shape_id},
+                                  {"status", "slow"},
+                                  {"error", "one call took " + ratio_text(call_ms / generic_call_ms) +
+                                                " the generic variant's; not timed further"},
+                                  {"median_ms", call_ms},
+                                  {"min_ms", call_ms},
+                                  {"samples", 1},
+                                  {"iterations", 1},
+                                  {"generic_median_ms", generic_call_ms},
+                                  {"threads", threads}}
                           << std::endl;
                 continue;
             }
