@@ -102,6 +102,7 @@ struct Group {
     std::deque<Knobs> queue;       // what to try next
     std::set<std::string> tried;   // knobs_text of every candidate handed out
     int handed_out = 0;
+    int refinements = 0;
     int exhausted_draws = 0;
 
     std::string label() const {
@@ -263,21 +264,33 @@ int tune(const TuneOptions &options) {
                 k = g.queue.front();
                 g.queue.pop_front();
             } else {
-                // Explore first, then alternate exploring and refining the best.
+                // Explore first, then alternate exploring and refining a best:
+                // in turn the group's (geomean over its shapes) and each
+                // shape's own, since records are kept per shape and one
+                // setting rarely wins on every shape of a group.
+                const bool refine = g.handed_out >= 6 && g.handed_out % 2 == 0;
+                const int target = refine ? g.refinements++ % static_cast<int>(g.shapes.size() + 1) - 1 : -1;
                 Knobs best;
                 double best_speedup = 0;
-                for (const Trial &t : log.trials()) {
-                    if (t.candidate_key().rfind(proto.op + "|", 0) != 0 || t.structure != g.structure ||
-                        t.device != g.device)
-                        continue;
-                    const double s = group_speedup(g, t.knobs, by_key, proto);
-                    if (s > best_speedup) {
-                        best_speedup = s;
-                        best = t.knobs;
+                if (refine) {
+                    for (const Trial &t : log.trials()) {
+                        if (t.candidate_key().rfind(proto.op + "|", 0) != 0 || t.structure != g.structure ||
+                            t.device != g.device)
+                            continue;
+                        double s = 0;
+                        if (target < 0) {
+                            s = group_speedup(g, t.knobs, by_key, proto);
+                        } else if (t.status == "ok" && t.median_ms > 0 && t.shape == g.infos[target].shape &&
+                                   t.padding == g.infos[target].padding) {
+                            s = t.generic_median_ms / t.median_ms;
+                        }
+                        if (s > best_speedup) {
+                            best_speedup = s;
+                            best = t.knobs;
+                        }
                     }
                 }
-                k = (g.handed_out >= 6 && g.handed_out % 2 == 0 && best_speedup > 0) ? g.sampler->mutate(best)
-                                                                                     : g.sampler->random();
+                k = refine && best_speedup > 0 ? g.sampler->mutate(best) : g.sampler->random();
             }
             const std::string text = knobs_text(k);
             if (!g.tried.insert(text).second) {
