@@ -65,31 +65,41 @@ std::vector<int64_t> pooling_sequence(int64_t n_in, int64_t n_out) {
     return cum;
 }
 
+// A SAME-padded call of a convolution op (forward, or either gradient: the
+// op's name says which) with TF's input names, plus its FLOP and byte counts.
+// `flops_per_output` counts one output element of the forward convolution.
+SuiteEntry conv_entry(const std::string &op, const char *id, const char *description, int64_t n, int64_t stride,
+                      const std::vector<int64_t> &in_shape, const std::vector<int64_t> &f_shape,
+                      const std::vector<int64_t> &out_shape, double flops_per_output) {
+    const auto ends_with = [&](const std::string &suffix) {
+        return op.size() >= suffix.size() && op.compare(op.size() - suffix.size(), suffix.size(), suffix) == 0;
+    };
+    json inputs;
+    if (ends_with("BackpropInput")) {
+        inputs = {{"input_sizes", values("int32", in_shape)}, {"filter", shaped(f_shape)},
+                  {"out_backprop", shaped(out_shape)}};
+    } else if (ends_with("BackpropFilter")) {
+        inputs = {{"input", shaped(in_shape)}, {"filter_sizes", values("int32", f_shape)},
+                  {"out_backprop", shaped(out_shape)}};
+    } else {  // the forward op
+        inputs = {{"input", shaped(in_shape)}, {"filter", shaped(f_shape)}};
+    }
+    SuiteEntry e;
+    e.id = id;
+    e.op = op;
+    e.batch = n;
+    e.description = description;
+    e.call = {{"op", op}, {"inputs", inputs}, {"attrs", {{"strides", {1, stride, stride, 1}}, {"padding", "SAME"}}}};
+    e.flops = flops_per_output * elements(out_shape);
+    e.bytes = 4 * (elements(in_shape) + elements(out_shape) + elements(f_shape));
+    return e;
+}
+
 void add_depthwise(std::vector<SuiteEntry> &suite, const std::string &op, int64_t n) {
     for (const DepthwiseRow &r : kDepthwise) {
         const int64_t out = (r.size + r.stride - 1) / r.stride;  // SAME
-        const std::vector<int64_t> in_shape{n, r.size, r.size, r.channels}, f_shape{r.k, r.k, r.channels, 1};
-        const std::vector<int64_t> out_shape{n, out, out, r.channels};
-        json inputs;
-        if (op == "DepthwiseConv2dNativeBackpropInput") {
-            inputs = {{"input_sizes", values("int32", in_shape)}, {"filter", shaped(f_shape)},
-                      {"out_backprop", shaped(out_shape)}};
-        } else if (op == "DepthwiseConv2dNativeBackpropFilter") {
-            inputs = {{"input", shaped(in_shape)}, {"filter_sizes", values("int32", f_shape)},
-                      {"out_backprop", shaped(out_shape)}};
-        } else {  // DepthwiseConv2dNative
-            inputs = {{"input", shaped(in_shape)}, {"filter", shaped(f_shape)}};
-        }
-        SuiteEntry e;
-        e.id = r.id;
-        e.op = op;
-        e.batch = n;
-        e.description = r.description;
-        e.call = {{"op", op},
-                  {"inputs", inputs},
-                  {"attrs", {{"strides", {1, r.stride, r.stride, 1}}, {"padding", "SAME"}}}};
-        e.flops = 2 * elements(out_shape) * r.k * r.k;
-        e.bytes = 4 * (elements(in_shape) + elements(out_shape) + elements(f_shape));
+        SuiteEntry e = conv_entry(op, r.id, r.description, n, r.stride, {n, r.size, r.size, r.channels},
+                                  {r.k, r.k, r.channels, 1}, {n, out, out, r.channels}, 2.0 * r.k * r.k);
         e.memory_bound = true;
         suite.push_back(e);
     }
@@ -101,30 +111,9 @@ void add_dense(std::vector<SuiteEntry> &suite, const std::string &op, int64_t n)
         const std::string id = r.id;
         if (op != "Conv2DBackpropInput" && id != "C1" && id != "C5") continue;
         const int64_t out = (r.size + r.stride - 1) / r.stride;
-        const std::vector<int64_t> in_shape{n, r.size, r.size, r.in_channels};
-        const std::vector<int64_t> f_shape{r.k, r.k, r.in_channels, r.out_channels};
-        const std::vector<int64_t> out_shape{n, out, out, r.out_channels};
-        json inputs;
-        if (op == "Conv2DBackpropInput") {
-            inputs = {{"input_sizes", values("int32", in_shape)}, {"filter", shaped(f_shape)},
-                      {"out_backprop", shaped(out_shape)}};
-        } else if (op == "Conv2DBackpropFilter") {
-            inputs = {{"input", shaped(in_shape)}, {"filter_sizes", values("int32", f_shape)},
-                      {"out_backprop", shaped(out_shape)}};
-        } else {  // Conv2D
-            inputs = {{"input", shaped(in_shape)}, {"filter", shaped(f_shape)}};
-        }
-        SuiteEntry e;
-        e.id = r.id;
-        e.op = op;
-        e.batch = n;
-        e.description = r.description;
-        e.call = {{"op", op},
-                  {"inputs", inputs},
-                  {"attrs", {{"strides", {1, r.stride, r.stride, 1}}, {"padding", "SAME"}}}};
-        e.flops = 2 * elements(out_shape) * r.k * r.k * r.in_channels;
-        e.bytes = 4 * (elements(in_shape) + elements(out_shape) + elements(f_shape));
-        suite.push_back(e);
+        suite.push_back(conv_entry(op, r.id, r.description, n, r.stride, {n, r.size, r.size, r.in_channels},
+                                   {r.k, r.k, r.in_channels, r.out_channels}, {n, out, out, r.out_channels},
+                                   2.0 * r.k * r.k * r.in_channels));
     }
 }
 
