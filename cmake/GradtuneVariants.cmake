@@ -30,7 +30,11 @@ if (NOT _tool_ok)
     message(FATAL_ERROR "gradtune: could not compile the records tool:\n${_tool_log}")
 endif ()
 
+# Re-configure when a record file is added or removed (the glob) and when one
+# changes (the configure dependency): `gradtune distill` rewrites them in place,
+# and the next build must compile the new winners.
 file(GLOB_RECURSE _records CONFIGURE_DEPENDS "${GRADTUNE_RECORDS_DIR}/*.json")
+set_property(DIRECTORY "${PROJECT_SOURCE_DIR}" APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_records})
 set(_cuda_args "")
 if (GRADTUNE_CUDA)
     set(_cuda_args --cuda-target "${GRADTUNE_CUDA_TARGET}")

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # A committed record with an unknown knob must stop the configure step with a
-# message naming the file and the knob.
+# message naming the file and the knob; once mended, the configure step must
+# depend on the record file, so that a record rewritten by distill is
+# compiled by the next build.
 # Usage: records_refused_test.sh <cmake> <source dir> <target class> <cpu target>
 set -euo pipefail
 cmake="$1"; source="$2"; class="$3"; target="$4"
@@ -25,3 +27,13 @@ fi
 grep -q "$bad" "$work/out.log" || { echo "the message does not name the file:"; cat "$work/out.log"; exit 1; }
 grep -q "unknown knob 'warp_speed'" "$work/out.log" || { echo "the message does not name the knob:"; cat "$work/out.log"; exit 1; }
 echo "refused: $(grep -o "error: .*" "$work/out.log" | head -1)"
+
+# Mended (a record of other sources now: skipped as stale, which is fine here).
+sed -i 's/, "warp_speed": 9//' "$bad"
+"$cmake" -S "$source" -B "$work/build" -G Ninja -DGRADTUNE_RECORDS_DIR="$work/records" \
+  -DGRADTUNE_OP_FILTER=DepthwiseConv2dNativeBackpropInput -DGRADTUNE_CUDA=OFF >"$work/out2.log" 2>&1 ||
+  { echo "configure refused the mended record:"; cat "$work/out2.log"; exit 1; }
+grep -q "skipping stale record $bad" "$work/out2.log" || { echo "the stale record was not reported:"; cat "$work/out2.log"; exit 1; }
+grep "RERUN_CMAKE" -A 3 "$work/build/build.ninja" | grep -q "$bad" ||
+  { echo "the configure step does not depend on $bad: a distilled record would not be rebuilt"; exit 1; }
+echo "mended record: configure depends on it"
