@@ -22,9 +22,7 @@ namespace gradtune::tooling {
 namespace fs = std::filesystem;
 
 std::string Candidate::function_name() const {
-    uint64_t h = 1469598103934665603ull;
-    for (unsigned char c : op + "|" + to_string(device) + "|" + structure.key() + "|" + knobs_text(knobs))
-        h = (h ^ c) * 1099511628211ull;
+    const uint64_t h = fnv1a(op + "|" + to_string(device) + "|" + structure.key() + "|" + knobs_text(knobs));
     std::ostringstream out;
     out << "gradtune_candidate_" << std::hex << std::setw(16) << std::setfill('0') << h;
     return out.str();

@@ -10,6 +10,22 @@ namespace gradtune {
 
 using nlohmann::json;
 
+std::string knobs_text(const Knobs &knobs) {
+    std::ostringstream out;
+    bool first = true;
+    for (const auto &[name, value] : knobs) {
+        out << (first ? "" : " ") << name << "=" << value;
+        first = false;
+    }
+    return out.str();
+}
+
+uint64_t fnv1a(const std::string &text) {
+    uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+    return h;
+}
+
 std::string Record::shape_key() const {
     std::ostringstream out;
     out << padding;

@@ -68,4 +68,12 @@ std::string staleness(const Record &record, const std::string &halide_version,
 // kept per class.
 std::string target_class(const std::string &target);
 
+// "name=value name=value ..." in knob-name order: how knob settings are
+// named in logs, variant tables and hashes.
+std::string knobs_text(const Knobs &knobs);
+
+// 64-bit FNV-1a of `text`: stable names and seeds (variant and candidate
+// function names, sampler seeds) that do not change from build to build.
+uint64_t fnv1a(const std::string &text);
+
 }  // namespace gradtune

@@ -38,22 +38,6 @@ struct Options {
     std::map<std::string, std::string> source_hash;
 };
 
-uint64_t fnv1a(const std::string &text) {
-    uint64_t h = 1469598103934665603ull;
-    for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
-    return h;
-}
-
-std::string knobs_text(const Knobs &knobs) {
-    std::ostringstream out;
-    bool first = true;
-    for (const auto &[name, value] : knobs) {
-        out << (first ? "" : " ") << name << "=" << value;
-        first = false;
-    }
-    return out.str();
-}
-
 std::string variant_name(const std::string &op, Device device, const Structure &s, const Knobs &knobs) {
     std::string base = op + "_" + to_string(device) + "_" + s.dtype + "_" + s.data_format;
     if (s.is_generic()) return base + "_generic";

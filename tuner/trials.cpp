@@ -14,16 +14,6 @@ namespace gradtune::tooling {
 
 using nlohmann::json;
 
-std::string knobs_text(const Knobs &knobs) {
-    std::ostringstream out;
-    bool first = true;
-    for (const auto &[name, value] : knobs) {
-        out << (first ? "" : " ") << name << "=" << value;
-        first = false;
-    }
-    return out.str();
-}
-
 std::string Trial::shape_key() const {
     std::ostringstream out;
     out << padding;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "knob_space.h"
+#include "records.h"  // knobs_text
 
 namespace gradtune::tooling {
 
@@ -65,7 +66,5 @@ private:
     std::set<std::string> keys_;
     int malformed_ = 0;
 };
-
-std::string knobs_text(const Knobs &knobs);
 
 }  // namespace gradtune::tooling
