@@ -1,12 +1,14 @@
-# Finds what the build needs and says in one line what to run when something
-# is missing, instead of a CMake backtrace. scripts/bootstrap.sh installs all
-# of it.
+# Finds what the build needs. When something is missing it sets
+# GRADTUNE_MISSING to one line saying what to run and returns; the top-level
+# CMakeLists.txt stops with that line (an error raised in here would come with
+# a CMake call stack). scripts/bootstrap.sh installs all of it.
 
-function(_gradtune_require found what fix)
-    if (NOT ${found})
-        message(FATAL_ERROR "gradtune: ${what} not found -- run: ${fix}")
+set(GRADTUNE_MISSING "")
+macro(_gradtune_require found what fix)
+    if (NOT ${found} AND NOT GRADTUNE_MISSING)
+        set(GRADTUNE_MISSING "gradtune: ${what} not found -- run: ${fix}")
     endif ()
-endfunction()
+endmacro()
 
 # Halide from the project's virtual environment (pip install halide==21.0.0).
 if (NOT Halide_DIR AND EXISTS "${PROJECT_SOURCE_DIR}/.venv/bin/python")
@@ -32,6 +34,9 @@ _gradtune_require(Catch2_FOUND "Catch2 v2" "./scripts/bootstrap.sh (apt-get inst
 # dnnl-config.cmake insists on OpenCL, so find the library directly.
 find_library(GRADTUNE_DNNL_LIBRARY NAMES dnnl)
 find_path(GRADTUNE_DNNL_INCLUDE_DIR NAMES oneapi/dnnl/dnnl.hpp)
+if (GRADTUNE_MISSING)
+    return()
+endif ()
 
 # The Halide target string of this machine, resolved once so that the build
 # and the tuner compile for exactly the same target.
@@ -41,7 +46,8 @@ if (NOT GRADTUNE_CPU_TARGET)
         OUTPUT_VARIABLE _gradtune_host OUTPUT_STRIP_TRAILING_WHITESPACE
         RESULT_VARIABLE _gradtune_host_result)
     if (NOT _gradtune_host_result EQUAL 0 OR NOT _gradtune_host)
-        message(FATAL_ERROR "gradtune: could not ask Halide for the host target -- run: ./scripts/bootstrap.sh")
+        set(GRADTUNE_MISSING "gradtune: could not ask Halide for the host target -- run: ./scripts/bootstrap.sh")
+        return()
     endif ()
     set(GRADTUNE_CPU_TARGET "${_gradtune_host}-user_context" CACHE STRING
         "Halide target of the CPU variants (resolved host target)")
