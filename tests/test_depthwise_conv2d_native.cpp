@@ -9,6 +9,7 @@
 
 #include "gradtune/depthwise_conv2d_native.h"
 #include "reference/depthwise_conv2d_native.h"
+#include "depthwise_window_checks.h"
 #include "test_util.h"
 
 using namespace gradtune;
@@ -293,55 +294,7 @@ void expect_error(const BadCall &call, StatusCode code, const std::string &text)
 
 TEST_CASE("bad DepthwiseConv2dNative inputs get TF's error kind and text and leave the output untouched", "[dw_forward][errors]") {
     using C = StatusCode;
-    SECTION("strides length") {
-        BadCall c;
-        c.strides = {1, 1, 1};
-        expect_error(c, C::kInvalidArgument, "Sliding window strides field must specify 4 dimensions");
-    }
-    SECTION("unequal row and column strides") {
-        BadCall c;
-        c.strides = {1, 1, 2, 1};
-        expect_error(c, C::kInvalidArgument,
-                     "Current implementation only supports equal length strides in the row and column dimensions.");
-        c.attrs = c.attrs.DataFormat("NCHW");  // NCHW reads H and W from positions 2 and 3
-        c.strides = {1, 1, 1, 2};
-        expect_error(c, C::kInvalidArgument,
-                     "Current implementation only supports equal length strides in the row and column dimensions.");
-    }
-    SECTION("batch or depth stride") {
-        BadCall c;
-        c.strides = {2, 1, 1, 1};
-        expect_error(c, C::kInvalidArgument,
-                     "Current implementation does not yet support strides in the batch and depth dimensions.");
-        c.strides = {1, 1, 1, 2};
-        expect_error(c, C::kInvalidArgument,
-                     "Current implementation does not yet support strides in the batch and depth dimensions.");
-    }
-    SECTION("stride 0 or negative: rejected by the output size computation") {
-        BadCall c;
-        c.strides = {1, 0, 0, 1};
-        expect_error(c, C::kInvalidArgument, "Stride must be > 0, but got 0");
-        c.strides = {1, -2, -2, 1};
-        expect_error(c, C::kInvalidArgument, "Stride must be > 0, but got -2");
-    }
-    SECTION("rows 5-8: explicit paddings") {
-        BadCall c;
-        c.padding = "EXPLICIT";
-        c.attrs = c.attrs.ExplicitPaddings({0, 0, 1, 1});
-        expect_error(c, C::kInvalidArgument, "explicit_paddings attribute must contain 8 values, but got: 4");
-        c.attrs = c.attrs.ExplicitPaddings({0, 0, -1, 1, 1, 1, 0, 0});
-        expect_error(c, C::kInvalidArgument, "All elements of explicit_paddings must be nonnegative");
-        c.attrs = c.attrs.ExplicitPaddings({1, 0, 1, 1, 1, 1, 0, 0});
-        expect_error(c, C::kInvalidArgument,
-                     "Nonzero explicit padding in the batch or depth dimensions is not supported");
-        c.attrs = c.attrs.ExplicitPaddings({0, 0, 1, 1, 1, 1, 0, 1});
-        expect_error(c, C::kInvalidArgument,
-                     "Nonzero explicit padding in the batch or depth dimensions is not supported");
-        c.padding = "SAME";
-        c.attrs = c.attrs.ExplicitPaddings({0, 0, 1, 1, 1, 1, 0, 0});
-        expect_error(c, C::kInvalidArgument,
-                     "explicit_paddings attribute must be empty if the padding attribute is not EXPLICIT");
-    }
+    check_depthwise_window_attrs<BadCall>(expect_error);  // rows 1-8
     SECTION("policy: lists that are not valid dilations keep TF's refusal, printed as TF prints it") {
         // Valid dilations (4 values, N = C = 1, H and W >= 1) are computed;
         // TF refuses every dilation != 1 with this Unimplemented text and an

@@ -12,6 +12,7 @@
 
 #include "reference/depthwise_conv2d_native.h"
 #include "reference/depthwise_conv2d_native_backprop_filter.h"
+#include "depthwise_window_checks.h"
 #include "test_util.h"
 
 // From the Halide runtime inside libgradtune (HalideRuntime.h): the number of
@@ -402,55 +403,7 @@ const std::string L = "DepthwiseConv2DBackpropFilter";
 TEST_CASE("DepthwiseConv2dNativeBackpropFilter: bad inputs get TF's error kind and text and leave the output untouched",
           "[dw_backprop_filter][errors]") {
     using C = StatusCode;
-    SECTION("row 1: strides length") {
-        BadCall c;
-        c.strides = {1, 1, 1};
-        expect_error(c, C::kInvalidArgument, "Sliding window strides field must specify 4 dimensions");
-    }
-    SECTION("row 2: unequal row and column strides") {
-        BadCall c;
-        c.strides = {1, 1, 2, 1};
-        expect_error(c, C::kInvalidArgument,
-                     "Current implementation only supports equal length strides in the row and column dimensions.");
-        c.attrs = c.attrs.DataFormat("NCHW");
-        c.strides = {1, 1, 1, 2};  // NCHW: [N, C, H, W]
-        expect_error(c, C::kInvalidArgument,
-                     "Current implementation only supports equal length strides in the row and column dimensions.");
-    }
-    SECTION("row 3: batch or depth stride") {
-        BadCall c;
-        c.strides = {2, 1, 1, 1};
-        expect_error(c, C::kInvalidArgument,
-                     "Current implementation does not yet support strides in the batch and depth dimensions.");
-        c.strides = {1, 1, 1, 2};
-        expect_error(c, C::kInvalidArgument,
-                     "Current implementation does not yet support strides in the batch and depth dimensions.");
-    }
-    SECTION("row 4: stride 0 or negative") {
-        BadCall c;
-        c.strides = {1, 0, 0, 1};
-        expect_error(c, C::kInvalidArgument, "Stride must be > 0, but got 0");
-        c.strides = {1, -2, -2, 1};
-        expect_error(c, C::kInvalidArgument, "Stride must be > 0, but got -2");
-    }
-    SECTION("rows 5-8: explicit paddings") {
-        BadCall c;
-        c.padding = "EXPLICIT";
-        c.attrs = c.attrs.ExplicitPaddings({0, 0, 1, 1});
-        expect_error(c, C::kInvalidArgument, "explicit_paddings attribute must contain 8 values, but got: 4");
-        c.attrs = c.attrs.ExplicitPaddings({0, 0, -1, 1, 1, 1, 0, 0});
-        expect_error(c, C::kInvalidArgument, "All elements of explicit_paddings must be nonnegative");
-        c.attrs = c.attrs.ExplicitPaddings({1, 0, 1, 1, 1, 1, 0, 0});
-        expect_error(c, C::kInvalidArgument,
-                     "Nonzero explicit padding in the batch or depth dimensions is not supported");
-        c.attrs = c.attrs.ExplicitPaddings({0, 0, 1, 1, 1, 1, 0, 1});
-        expect_error(c, C::kInvalidArgument,
-                     "Nonzero explicit padding in the batch or depth dimensions is not supported");
-        c.padding = "SAME";
-        c.attrs = c.attrs.ExplicitPaddings({0, 0, 1, 1, 1, 1, 0, 0});
-        expect_error(c, C::kInvalidArgument,
-                     "explicit_paddings attribute must be empty if the padding attribute is not EXPLICIT");
-    }
+    check_depthwise_window_attrs<BadCall>(expect_error);  // rows 1-8
     SECTION("row 11: filter_sizes not 1-D") {
         BadCall c;
         c.filter_sizes = Tensor::FromVector(DataType::kInt32, {2, 2}, std::vector<int>{3, 3, 2, 1});
