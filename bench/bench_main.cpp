@@ -4,6 +4,7 @@
 // spread), and the speedup is reported with the variant that served it.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include "call_json.h"
 #include "gradtune/gradtune.h"
 #include "measure.h"
+#include "records.h"
 #include "suite.h"
 #ifdef GRADTUNE_HAVE_ONEDNN
 #include "onednn_baseline.h"
@@ -134,6 +136,16 @@ int main(int argc, char **argv) {
           "| oneDNN TF-layout / own-layout ms | tuned / best oneDNN |\n"
        << "|---|---|---|---|---|---|---|---|---|---|\n";
     std::map<std::string, std::pair<double, int>> per_op;
+    // Per op: log-sum and count of best-oneDNN / tuned (> 1: gradtune is
+    // faster), its worst row, and how many rows each dispatch tier served.
+    struct VsOnednn {
+        double log_sum = 0;
+        int rows = 0;
+        double worst = 0;
+        std::string worst_row;
+    };
+    std::map<std::string, VsOnednn> vs_onednn;
+    std::map<std::string, std::map<std::string, int>> tiers;
     for (const Row &r : rows) {
         if (!r.error.empty()) {
             md << "| " << r.entry.op << " | " << r.entry.id << " " << r.entry.description << " | " << r.entry.batch
@@ -143,6 +155,7 @@ int main(int argc, char **argv) {
         const double speedup = r.generic.median_ms / r.tuned.median_ms;
         per_op[r.entry.op].first += std::log(speedup);
         per_op[r.entry.op].second++;
+        tiers[r.entry.op][r.served.tier]++;
         const double seconds = r.tuned.median_ms / 1000;
         const std::string throughput = r.entry.memory_bound ? fixed(r.entry.bytes / seconds / 1e9, 1) + " GB/s"
                                                             : fixed(r.entry.flops / seconds / 1e9, 1) + " GFLOP/s";
@@ -152,15 +165,54 @@ int main(int argc, char **argv) {
            << "x | " << throughput << " | " << r.served.variant << " (" << r.served.tier << ") | ";
         if (r.onednn_tf.median_ms > 0) {
             const double best = std::min(r.onednn_tf.median_ms, r.onednn_own.median_ms);
+            VsOnednn &v = vs_onednn[r.entry.op];
+            const double ratio = best / r.tuned.median_ms;
+            v.log_sum += std::log(ratio);
+            v.rows++;
+            if (v.worst_row.empty() || ratio < v.worst) {
+                v.worst = ratio;
+                v.worst_row = r.entry.name();
+            }
             md << fixed(r.onednn_tf.median_ms, 3) << " / " << fixed(r.onednn_own.median_ms, 3) << " | "
                << fixed(r.tuned.median_ms / best, 2) << " |\n";
         } else {
             md << "- | - |\n";
         }
     }
-    md << "\n| op | shapes | geomean speedup over generic |\n|---|---|---|\n";
-    for (const auto &[op, acc] : per_op)
-        md << "| " << op << " | " << acc.second << " | " << fixed(std::exp(acc.first / acc.second), 2) << "x |\n";
+    md << "\n| op | shapes | geomean speedup over generic | geomean best-oneDNN time / tuned time (> 1: gradtune "
+          "faster) | worst row | served by |\n|---|---|---|---|---|---|\n";
+    for (const auto &[op, acc] : per_op) {
+        md << "| " << op << " | " << acc.second << " | " << fixed(std::exp(acc.first / acc.second), 2) << "x | ";
+        if (vs_onednn.count(op)) {
+            const VsOnednn &v = vs_onednn.at(op);
+            md << fixed(std::exp(v.log_sum / v.rows), 2) << " | " << v.worst_row << " " << fixed(v.worst, 2) << " | ";
+        } else {
+            md << "- | - | ";
+        }
+        bool first = true;
+        for (const auto &[tier, count] : tiers[op]) {
+            md << (first ? "" : ", ") << tier << " " << count;
+            first = false;
+        }
+        md << " |\n";
+    }
+    md << "\nTiers: exact = tuned on this class for the shape; transferred = another class's record for the shape, "
+          "compiled for this machine; nearest = the record of the nearest shape with the structure; default = the "
+          "structure default; generic = no tuned variant for the structure.\n";
+    // How the structure defaults were chosen.
+    std::vector<StructureDefault> defaults;
+    try {
+        defaults = read_structure_defaults(build_info().source_dir + "/schedules/defaults");
+    } catch (const std::exception &e) {
+        md << "\nStructure defaults unreadable: " << e.what() << "\n";
+    }
+    if (!defaults.empty()) {
+        md << "\n## Structure defaults (schedules/defaults)\n\n| op | structure | knobs | chosen by |\n|---|---|---|---|\n";
+        for (const StructureDefault &d : defaults)
+            if (ops.empty() || std::find(ops.begin(), ops.end(), d.op) != ops.end())
+                md << "| " << d.op << " | " << d.structure.key() << " | " << knobs_text(d.knobs) << " | " << d.chosen_by
+                   << " |\n";
+    }
     std::cout << md.str();
     if (!markdown_path.empty()) std::ofstream(markdown_path) << md.str();
     if (!json_path.empty()) {
