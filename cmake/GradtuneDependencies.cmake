@@ -53,4 +53,51 @@ if (NOT GRADTUNE_CPU_TARGET)
         "Halide target of the CPU variants (resolved host target)")
 endif ()
 set(GRADTUNE_CUDA_TARGET "${GRADTUNE_CPU_TARGET}-cuda-cuda_capability_${GRADTUNE_CUDA_CAPABILITY}")
+
+# Every CPU variant is compiled for a list of targets (Halide multi-target);
+# at run time the first target whose features the CPU has runs (Halide's
+# wrapper asks halide_can_use_target_features), so one libgradtune.a runs well
+# on Intel and AMD AVX-512 machines and correctly on any AVX2 machine. The
+# host target comes first: on the build machine the kernels that run are the
+# ones the tuner measured.
+set(GRADTUNE_CPU_TARGETS "default" CACHE STRING
+    "CPU targets of every variant: 'default' (this machine, Intel AVX-512, AMD AVX-512, AVX2 baseline), 'host' (this machine only: a quicker build), or a ;-list of Halide targets, most specific first")
+set(_gradtune_x86_targets
+    x86-64-linux-avx-avx2-avx512-avx512_cannonlake-avx512_sapphirerapids-avx512_skylake-avxvnni-f16c-fma-sse41
+    x86-64-linux-avx-avx2-avx512-avx512_cannonlake-avx512_skylake-avx512_zen4-avx512_zen5-avxvnni-f16c-fma-sse41
+    x86-64-linux-avx-avx2-f16c-fma-sse41)
+if (GRADTUNE_CPU_TARGETS STREQUAL "host")
+    set(_gradtune_targets "${GRADTUNE_CPU_TARGET}")
+elseif (GRADTUNE_CPU_TARGETS STREQUAL "default")
+    set(_gradtune_targets "${GRADTUNE_CPU_TARGET}")
+    if (GRADTUNE_CPU_TARGET MATCHES "^x86-64-linux")
+        foreach (_t IN LISTS _gradtune_x86_targets)
+            list(APPEND _gradtune_targets "${_t}-user_context")
+        endforeach ()
+    endif ()
+else ()
+    set(_gradtune_targets "${GRADTUNE_CPU_TARGET}")
+    foreach (_t IN LISTS GRADTUNE_CPU_TARGETS)
+        if (NOT _t MATCHES "user_context")
+            string(APPEND _t "-user_context")  # the runtime routes errors per call
+        endif ()
+        list(APPEND _gradtune_targets "${_t}")
+    endforeach ()
+endif ()
+# One entry per feature set (tune_* flags only steer scheduling of the same
+# instructions): the host target usually repeats one of the defaults.
+set(GRADTUNE_CPU_TARGET_LIST "")
+set(_gradtune_seen "")
+foreach (_t IN LISTS _gradtune_targets)
+    string(REPLACE "-" ";" _features "${_t}")
+    list(FILTER _features EXCLUDE REGEX "^tune_")
+    list(SORT _features)
+    string(JOIN "-" _key ${_features})
+    if (NOT _key IN_LIST _gradtune_seen)
+        list(APPEND _gradtune_seen "${_key}")
+        list(APPEND GRADTUNE_CPU_TARGET_LIST "${_t}")
+    endif ()
+endforeach ()
 message(STATUS "gradtune: CPU target ${GRADTUNE_CPU_TARGET}")
+list(LENGTH GRADTUNE_CPU_TARGET_LIST _gradtune_count)
+message(STATUS "gradtune: every CPU variant is compiled for ${_gradtune_count} target(s): ${GRADTUNE_CPU_TARGET_LIST}")

@@ -47,9 +47,8 @@ function(gradtune_op_files out prefix suffix)
 endfunction()
 
 # A hash of each op's generator and schedule sources (plus the files every op
-# shares): a record tuned on other sources is stale. Editing any of these
-# files re-runs the configure step.
-set(GRADTUNE_SOURCE_HASH_ARGS "")
+# shares): provenance of trials and records (what they were tuned on), not
+# their validity, which is the op's knob-space version (schedules/<op>_space.cpp).
 set(GRADTUNE_COMMON_SOURCES
     generators/common/window.h
     schedules/halide_knobs.h
@@ -68,6 +67,5 @@ foreach (op file IN ZIP_LISTS GRADTUNE_OPS GRADTUNE_OP_STEMS)
     endforeach ()
     string(SHA256 _hash "${_text}")
     set(GRADTUNE_SOURCE_HASH_${op} "${_hash}")
-    list(APPEND GRADTUNE_SOURCE_HASH_ARGS --source-hash "${op}=${_hash}")
 endforeach ()
 

@@ -1,13 +1,15 @@
 # Records -> variants (included from runtime/CMakeLists.txt).
 #
-# 1. (GradtuneOps.cmake hashes each op's generator and schedule sources:
-#    records tuned on other sources are stale.)
-# 2. Compile the records tool (tuner/records_tool.cpp, Halide-free) and run it:
-#    it validates schedules/records/<target class>/*.json against the knob
-#    spaces and writes variants.cmake (one gradtune_add_variant() per variant)
-#    and variant_table.cpp (the runtime's dispatch table).
-# 3. gradtune_add_variant(): one add_halide_library per variant, all sharing
-#    one Halide runtime (gradtune_halide_runtime).
+# 1. Compile the records tool (tuner/records_tool.cpp, Halide-free) and run it:
+#    it validates schedules/records/<target class>/*.json and
+#    schedules/defaults/*.json against the knob spaces (a record is valid while
+#    its op's knob-space version holds) and writes variants.cmake (one
+#    gradtune_add_variant() per variant: own-class records, records transferred
+#    from other classes, structure defaults, generic variants) and
+#    variant_table.cpp (the runtime's dispatch table).
+# 2. gradtune_add_variant(): one add_halide_library per variant, CPU variants
+#    for every target of GRADTUNE_CPU_TARGET_LIST, all sharing one Halide
+#    runtime (gradtune_halide_runtime).
 
 # The records tool, compiled now (configure time) from the same sources the
 # tuner links.
@@ -33,16 +35,17 @@ endif ()
 # Re-configure when a record file is added or removed (the glob) and when one
 # changes (the configure dependency): `gradtune distill` rewrites them in place,
 # and the next build must compile the new winners.
-file(GLOB_RECURSE _records CONFIGURE_DEPENDS "${GRADTUNE_RECORDS_DIR}/*.json")
+set(GRADTUNE_DEFAULTS_DIR "${PROJECT_SOURCE_DIR}/schedules/defaults")
+file(GLOB_RECURSE _records CONFIGURE_DEPENDS "${GRADTUNE_RECORDS_DIR}/*.json" "${GRADTUNE_DEFAULTS_DIR}/*.json")
 set_property(DIRECTORY "${PROJECT_SOURCE_DIR}" APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_records})
 set(_cuda_args "")
 if (GRADTUNE_CUDA)
     set(_cuda_args --cuda-target "${GRADTUNE_CUDA_TARGET}")
 endif ()
 execute_process(
-    COMMAND "${_tool}" --records "${GRADTUNE_RECORDS_DIR}"
+    COMMAND "${_tool}" --records "${GRADTUNE_RECORDS_DIR}" --defaults "${GRADTUNE_DEFAULTS_DIR}"
             --cpu-target "${GRADTUNE_CPU_TARGET}" ${_cuda_args}
-            --halide-version "${GRADTUNE_HALIDE_VERSION}" ${GRADTUNE_SOURCE_HASH_ARGS}
+            --halide-version "${GRADTUNE_HALIDE_VERSION}"
             --cmake-out "${CMAKE_CURRENT_BINARY_DIR}/variants.cmake"
             --table-out "${CMAKE_CURRENT_BINARY_DIR}/variant_table.cpp"
     OUTPUT_VARIABLE _tool_out ERROR_VARIABLE _tool_err RESULT_VARIABLE _tool_result)
@@ -56,7 +59,7 @@ if (NOT _tool_result EQUAL 0)
 endif ()
 
 # One Halide runtime for every variant (CPU and CUDA).
-add_halide_runtime(gradtune_halide_runtime NO_DEFAULT_TARGETS TARGETS ${GRADTUNE_CPU_TARGET})
+add_halide_runtime(gradtune_halide_runtime NO_DEFAULT_TARGETS TARGETS ${GRADTUNE_CPU_TARGET_LIST})
 set(GRADTUNE_VARIANT_OBJECTS "")
 set(GRADTUNE_VARIANT_NAMES "")
 
@@ -65,7 +68,7 @@ function(gradtune_add_variant name)
     if (ARG_DEVICE STREQUAL "cuda")
         set(target "${GRADTUNE_CUDA_TARGET}")
     else ()
-        set(target "${GRADTUNE_CPU_TARGET}")
+        set(target ${GRADTUNE_CPU_TARGET_LIST})
     endif ()
     add_halide_library(${name}
         FROM gradtune_generators
@@ -74,7 +77,9 @@ function(gradtune_add_variant name)
         USE_RUNTIME gradtune_halide_runtime
         TARGETS ${target}
         PARAMS ${ARG_PARAMS})
-    set(GRADTUNE_VARIANT_OBJECTS ${GRADTUNE_VARIANT_OBJECTS} "${CMAKE_CURRENT_BINARY_DIR}/${name}.o" PARENT_SCOPE)
+    # One object per target plus the wrapper that picks one at run time.
+    get_target_property(objects ${name} SOURCES)
+    set(GRADTUNE_VARIANT_OBJECTS ${GRADTUNE_VARIANT_OBJECTS} ${objects} PARENT_SCOPE)
     set(GRADTUNE_VARIANT_NAMES ${GRADTUNE_VARIANT_NAMES} ${name} PARENT_SCOPE)
 endfunction()
 

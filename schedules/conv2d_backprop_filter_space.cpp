@@ -93,6 +93,7 @@ OpSchema conv2d_backprop_filter_schema() {
     op.structure_params = {"dilation_height", "dilation_width", "filter_height", "filter_width",
                            "groups",          "stride_height",  "stride_width"};
     op.devices = {Device::cpu, Device::cuda};
+    op.knob_space_version = 1;  // bump when a knob's meaning changes
     op.space = [](Device device, const Structure &s) {
         return device == Device::cpu ? cpu_space(s) : cuda_space(s);
     };

@@ -146,6 +146,7 @@ OpSchema depthwise_conv2d_native_backprop_filter_schema() {
     op.structure_params = {"depth_multiplier", "dilation_height", "dilation_width",
                            "filter_height", "filter_width", "stride"};
     op.devices = {Device::cpu, Device::cuda};
+    op.knob_space_version = 1;  // bump when a knob's meaning changes
     op.space = [](Device device, const Structure &s) {
         return device == Device::cpu ? cpu_space(s) : cuda_space(s);
     };

@@ -76,6 +76,7 @@ OpSchema fractional_avg_pool_grad_schema() {
     op.data_formats = {"NHWC"};
     op.structure_params = {"overlapping"};
     op.devices = {Device::cpu, Device::cuda};
+    op.knob_space_version = 1;  // bump when a knob's meaning changes
     op.space = [](Device device, const Structure &s) { return device == Device::cpu ? cpu_space(s) : cuda_space(s); };
     return op;
 }

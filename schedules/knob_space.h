@@ -61,6 +61,12 @@ struct OpSchema {
     std::vector<std::string> data_formats;     // layouts the op supports
     std::vector<std::string> structure_params; // integer structural parameters
     std::vector<Device> devices;
+    // Version of the meaning of this op's knobs and structural parameters.
+    // A record is valid while its version equals this one: bump it when a
+    // knob is renamed, removed, or its values come to mean something else
+    // (not for a refactor, a comment or a faster schedule of the same knobs;
+    // every compiled variant stays under the reference tests either way).
+    int knob_space_version = 1;
     // The knob space of a variant with this structure on this device.
     std::function<KnobSpace(Device, const Structure &)> space;
     // "" when `structure` is a legal variant of this op, else why not.

@@ -175,7 +175,7 @@ bool fits(const VariantInfo &v, const Case &k) {
 
 }  // namespace
 
-TEST_CASE("every CPU variant of Conv2D matches the reference", "[conv2d]") {
+TEST_CASE("every CPU variant of Conv2D matches the reference", "[conv2d][variants]") {
     const auto variants = Variants(kOp);
     REQUIRE(!variants.empty());
     int checked = 0, variants_checked = 0;

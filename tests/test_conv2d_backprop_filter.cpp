@@ -175,7 +175,7 @@ std::vector<double> iota(int64_t n) {
 
 }  // namespace
 
-TEST_CASE("Conv2DBackpropFilter: every CPU variant matches the reference", "[conv2d_backprop_filter]") {
+TEST_CASE("Conv2DBackpropFilter: every CPU variant matches the reference", "[conv2d_backprop_filter][variants]") {
     const auto variants = Variants(kOp);
     REQUIRE(!variants.empty());
     int checked = 0;

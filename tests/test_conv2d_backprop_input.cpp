@@ -172,7 +172,7 @@ bool fits(const VariantInfo &v, const Case &k) {
 
 }  // namespace
 
-TEST_CASE("Conv2DBackpropInput: every CPU variant matches the reference", "[conv2d_backprop_input]") {
+TEST_CASE("Conv2DBackpropInput: every CPU variant matches the reference", "[conv2d_backprop_input][variants]") {
     const auto variants = Variants(kOp);
     REQUIRE(!variants.empty());
     int checked = 0;

@@ -161,7 +161,7 @@ bool fits(const VariantInfo &v, const Case &k) {
 
 }  // namespace
 
-TEST_CASE("every CPU variant of DepthwiseConv2dNative matches the reference", "[dw_forward]") {
+TEST_CASE("every CPU variant of DepthwiseConv2dNative matches the reference", "[dw_forward][variants]") {
     const auto variants = Variants(kOp);
     REQUIRE(!variants.empty());
     int checked = 0, variants_checked = 0;

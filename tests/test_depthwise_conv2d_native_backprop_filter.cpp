@@ -177,7 +177,7 @@ bool fits(const VariantInfo &v, const Case &k) {
 }  // namespace
 
 TEST_CASE("every CPU variant of DepthwiseConv2dNativeBackpropFilter matches the reference",
-          "[dw_backprop_filter]") {
+          "[dw_backprop_filter][variants]") {
     const auto variants = Variants(kOp);
     REQUIRE(!variants.empty());
     int checked = 0;

@@ -141,7 +141,7 @@ bool fits(const VariantInfo &v, const Case &k) {
 
 }  // namespace
 
-TEST_CASE("every CPU variant of DepthwiseConv2dNativeBackpropInput matches the reference", "[dw_backprop_input]") {
+TEST_CASE("every CPU variant of DepthwiseConv2dNativeBackpropInput matches the reference", "[dw_backprop_input][variants]") {
     const auto variants = Variants(kOp);
     REQUIRE(!variants.empty());
     int checked = 0;

@@ -1,4 +1,5 @@
-// Dispatch: exact tuned shape > nearest tuned shape with the same structure >
+// Dispatch: exact tuned shape > transferred record of another class for the
+// shape > nearest tuned shape with the same structure > structure default >
 // generic, forced variants, and the GRADTUNE_VERBOSE line that reports it.
 #include <catch2/catch.hpp>
 
@@ -10,6 +11,7 @@
 #include <sstream>
 
 #include "dispatch.h"
+#include "halide_call.h"
 #include "test_util.h"
 
 using namespace gradtune;
@@ -20,7 +22,9 @@ namespace {
 void fake_kernel() {}
 
 // A synthetic table: a generic kernel and two tuned kernels of one structure
-// (k3 s1 M1), tuned for two shapes each.
+// (k3 s1 M1), tuned for two shapes each on this machine's class; a kernel of
+// another class's record for the k3 stride-2 structure; and a structure
+// default for k5.
 struct Table {
     std::vector<Kernel> kernels;
     std::vector<TunedShape> tuned;
@@ -31,17 +35,25 @@ struct Table {
                                                              {"filter_width", k},
                                                              {"stride", s}};
         };
-        kernels = {{"Op", "op_generic", Device::cpu, "float32", "NHWC", structure(0, 0), "", &fake_kernel},
-                   {"Op", "op_k3_a", Device::cpu, "float32", "NHWC", structure(3, 1), "", &fake_kernel},
-                   {"Op", "op_k3_b", Device::cpu, "float32", "NHWC", structure(3, 1), "", &fake_kernel},
-                   {"Op", "op_generic_nchw", Device::cpu, "float32", "NCHW", structure(0, 0), "", &fake_kernel}};
-        const auto k3 = structure(3, 1);
-        tuned = {{1, k3, "SAME", {{"C", 32}, {"H", 112}, {"N", 1}, {"W", 112}}, 1, 2},
-                 {1, k3, "SAME", {{"C", 144}, {"H", 56}, {"N", 1}, {"W", 56}}, 1, 2},
-                 {2, k3, "SAME", {{"C", 32}, {"H", 112}, {"N", 32}, {"W", 112}}, 1, 2},
-                 {2, k3, "SAME", {{"C", 960}, {"H", 7}, {"N", 32}, {"W", 7}}, 1, 2},
+        kernels = {{"Op", "op_generic", Device::cpu, "float32", "NHWC", structure(0, 0), "", false, &fake_kernel},
+                   {"Op", "op_k3_a", Device::cpu, "float32", "NHWC", structure(3, 1), "", false, &fake_kernel},
+                   {"Op", "op_k3_b", Device::cpu, "float32", "NHWC", structure(3, 1), "", false, &fake_kernel},
+                   {"Op", "op_generic_nchw", Device::cpu, "float32", "NCHW", structure(0, 0), "", false, &fake_kernel},
+                   {"Op", "op_k3s2_other", Device::cpu, "float32", "NHWC", structure(3, 2), "", false, &fake_kernel},
+                   {"Op", "op_k3s2_mine", Device::cpu, "float32", "NHWC", structure(3, 2), "", false, &fake_kernel},
+                   {"Op", "op_k5_default", Device::cpu, "float32", "NHWC", structure(5, 1), "", true, &fake_kernel}};
+        const auto k3 = structure(3, 1), k3s2 = structure(3, 2);
+        const char *own = target_class(), *other = "x86-64-linux-avx512_other";
+        tuned = {{1, own, k3, "SAME", {{"C", 32}, {"H", 112}, {"N", 1}, {"W", 112}}, 1, 2},
+                 {1, own, k3, "SAME", {{"C", 144}, {"H", 56}, {"N", 1}, {"W", 56}}, 1, 2},
+                 {2, own, k3, "SAME", {{"C", 32}, {"H", 112}, {"N", 32}, {"W", 112}}, 1, 2},
+                 {2, own, k3, "SAME", {{"C", 960}, {"H", 7}, {"N", 32}, {"W", 7}}, 1, 2},
                  // A measured shape where the generic variant beat every tuned setting.
-                 {0, k3, "SAME", {{"C", 576}, {"H", 14}, {"N", 32}, {"W", 14}}, 3, 2}};
+                 {0, own, k3, "SAME", {{"C", 576}, {"H", 14}, {"N", 32}, {"W", 14}}, 3, 2},
+                 // Stride 2: another class's records for two shapes, ours for one.
+                 {4, other, k3s2, "SAME", {{"C", 96}, {"H", 112}, {"N", 1}, {"W", 112}}, 1, 2},
+                 {4, other, k3s2, "SAME", {{"C", 96}, {"H", 112}, {"N", 32}, {"W", 112}}, 1, 2},
+                 {5, own, k3s2, "SAME", {{"C", 96}, {"H", 112}, {"N", 32}, {"W", 112}}, 1, 2}};
     }
 };
 
@@ -79,7 +91,7 @@ std::string capture_stderr(F fn) {
 
 }  // namespace
 
-TEST_CASE("dispatch prefers exact, then nearest, then generic", "[dispatch]") {
+TEST_CASE("dispatch prefers exact, then transferred, nearest, the structure default, generic", "[dispatch]") {
     Table t;
     Selection s;
     REQUIRE(select_kernel(call(3, 1, 32, 112, 32), {}, t.kernels, t.tuned, &s).ok());
@@ -106,8 +118,25 @@ TEST_CASE("dispatch prefers exact, then nearest, then generic", "[dispatch]") {
     REQUIRE(select_kernel(call(3, 1, 32, 14, 512), {}, t.kernels, t.tuned, &s).ok());
     CHECK(s.name == "op_generic");
     CHECK(s.tier == "nearest");
-    // Another structure (k5) or layout: generic.
+    // Own class beats another class on the same shape; another class's record
+    // for the very shape beats our nearest one, and names its class.
+    REQUIRE(select_kernel(call(3, 2, 32, 112, 96), {}, t.kernels, t.tuned, &s).ok());
+    CHECK(s.name == "op_k3s2_mine");
+    CHECK(s.tier == "exact");
+    REQUIRE(select_kernel(call(3, 2, 1, 112, 96), {}, t.kernels, t.tuned, &s).ok());
+    CHECK(s.name == "op_k3s2_other");
+    CHECK(s.tier == "transferred");
+    CHECK(s.why.find("x86-64-linux-avx512_other") != std::string::npos);
+    // At equal distance the nearest record of our own class wins.
+    REQUIRE(select_kernel(call(3, 2, 16, 112, 96), {}, t.kernels, t.tuned, &s).ok());
+    CHECK(s.tier == "nearest");
+    CHECK(s.name == "op_k3s2_mine");
+    // A structure with no record but a structure default (k5 s1): the default.
     REQUIRE(select_kernel(call(5, 1, 1, 112, 32), {}, t.kernels, t.tuned, &s).ok());
+    CHECK(s.name == "op_k5_default");
+    CHECK(s.tier == "default");
+    // Another structure (k7) or layout: generic.
+    REQUIRE(select_kernel(call(7, 1, 1, 112, 32), {}, t.kernels, t.tuned, &s).ok());
     CHECK(s.name == "op_generic");
     CHECK(s.tier == "generic");
     REQUIRE(select_kernel(call(3, 1, 32, 112, 32, "SAME", "NCHW"), {}, t.kernels, t.tuned, &s).ok());
@@ -140,7 +169,8 @@ TEST_CASE("a forced variant must fit the call", "[dispatch]") {
 TEST_CASE("GRADTUNE_VERBOSE prints one line per call with the variant and why", "[dispatch]") {
     Table t;
     for (auto [c, tier] : {std::pair{call(3, 1, 32, 112, 32), "exact"}, std::pair{call(3, 1, 2, 56, 128), "nearest"},
-                           std::pair{call(5, 1, 1, 9, 9), "generic"}}) {
+                           std::pair{call(3, 2, 1, 112, 96), "transferred"}, std::pair{call(5, 1, 1, 9, 9), "default"},
+                           std::pair{call(7, 1, 1, 9, 9), "generic"}}) {
         Selection s;
         REQUIRE(select_kernel(c, {}, t.kernels, t.tuned, &s).ok());
         std::string line = capture_stderr([&] { report_call(c, Device::cpu, s, 0.5); });
@@ -181,7 +211,10 @@ TEST_CASE("the verbose report of real calls names the variant dispatch chose", "
             if (k != v.structure.at("filter_width")) continue;
             std::string exact = run(sh.at("N"), sh.at("H"), sh.at("W"), sh.at("C"), k, s);
             INFO(exact);
-            CHECK(exact.find("," + v.name + ",exact,") != std::string::npos);
+            // The build takes another class's record only for shapes without
+            // one of ours: it then serves its shape as "transferred".
+            const std::string tier = ts.source_class == TargetClass() ? "exact" : "transferred";
+            CHECK(exact.find("," + v.name + "," + tier + ",") != std::string::npos);
             std::string near = run(sh.at("N") + 1, sh.at("H"), sh.at("W"), sh.at("C"), k, s);
             CHECK(near.find(",nearest,") != std::string::npos);
             tuned++;
@@ -189,4 +222,19 @@ TEST_CASE("the verbose report of real calls names the variant dispatch chose", "
     }
     unsetenv("GRADTUNE_VERBOSE");
     if (tuned == 0) WARN("this build has no tuned records for this machine class: exact/nearest checked on the synthetic table only");
+}
+
+TEST_CASE("GRADTUNE_MAX_CPU_ISA=avx2 keeps the multi-target kernels off AVX-512", "[.avx2]") {
+    // Run by the avx2.* ctest entries (with the variant and fixture tests)
+    // where the build has an AVX2 target: the environment is set there.
+    using namespace gradtune::testing;
+    const char *isa = std::getenv("GRADTUNE_MAX_CPU_ISA");
+    REQUIRE(isa != nullptr);
+    REQUIRE(std::string(isa) == "avx2");
+    Tensor filter(DataType::kFloat, {3, 3, 8, 1}), dy(DataType::kFloat, {1, 8, 8, 8}), dx;
+    REQUIRE(DepthwiseConv2dNativeBackpropInput::Compute(int32_vector({1, 8, 8, 8}), filter, dy, {1, 1, 1, 1}, "SAME",
+                                                        &dx)
+                .ok());
+    // Halide's wrapper asked for the AVX-512 targets first and was refused.
+    CHECK(cpu_targets_refused() > 0);
 }

@@ -251,7 +251,7 @@ std::vector<Case> sweep_cases() {
 
 }  // namespace
 
-TEST_CASE("FractionalAvgPool: every CPU variant matches the reference bit for bit", "[fractional_avg_pool]") {
+TEST_CASE("FractionalAvgPool: every CPU variant matches the reference bit for bit", "[fractional_avg_pool][variants]") {
     const auto variants = Variants(kOp);
     REQUIRE(!variants.empty());
     int checked = 0;

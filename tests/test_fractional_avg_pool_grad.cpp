@@ -156,7 +156,7 @@ bool fits(const VariantInfo &v, const Case &k) {
 
 }  // namespace
 
-TEST_CASE("FractionalAvgPoolGrad: every CPU variant matches the reference bit for bit", "[fractional_avg_pool_grad]") {
+TEST_CASE("FractionalAvgPoolGrad: every CPU variant matches the reference bit for bit", "[fractional_avg_pool_grad][variants]") {
     const auto variants = Variants(kOp);
     REQUIRE(!variants.empty());
     std::vector<Case> cases = generated_cases();

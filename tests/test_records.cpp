@@ -84,12 +84,54 @@ TEST_CASE("a record with an unknown knob or an illegal value is refused, naming 
     CHECK_THROWS_WITH(read_record_file(path), Catch::Contains("unroll_taps"));
 }
 
-TEST_CASE("stale records are recognised", "[records]") {
+TEST_CASE("a record is valid while its Halide and knob-space versions hold; sources are provenance", "[records]") {
     Record r = sample_record();
-    CHECK(staleness(r, "21.0.0", "abc", r.target).empty());
-    CHECK(staleness(r, "22.0.0", "abc", r.target).find("Halide") != std::string::npos);
-    CHECK(staleness(r, "21.0.0", "def", r.target).find("sources") != std::string::npos);
-    CHECK(staleness(r, "21.0.0", "abc", "arm-64-linux").find("target") != std::string::npos);
+    CHECK(staleness(r, "21.0.0").empty());
+    CHECK(staleness(r, "22.0.0").find("Halide") != std::string::npos);
+    r.source_hash = "tuned on sources long since refactored";
+    r.target = "x86-64-linux-avx512_zen5-user_context";  // another machine: provenance too
+    CHECK(staleness(r, "21.0.0").empty());
+    r.knob_space_version = find_op(r.op)->knob_space_version + 1;
+    CHECK(staleness(r, "21.0.0").find("knob-space version") != std::string::npos);
+}
+
+TEST_CASE("a record file without knob_space_version reads as version 1", "[records]") {
+    const std::string path = temp_file("old.json");
+    RecordFile f{"DepthwiseConv2dNativeBackpropInput", "x86-64-linux-avx2", {sample_record()}};
+    write_record_file(path, f);
+    std::string text = slurp(path);
+    const std::string field = "\"knob_space_version\":1,";
+    REQUIRE(text.find(field) != std::string::npos);
+    text.erase(text.find(field), field.size());
+    std::ofstream(path) << text;
+    CHECK(read_record_file(path).records.at(0).knob_space_version == 1);
+}
+
+TEST_CASE("class distance: own class, then same vendor and ISA level, then same ISA level", "[records]") {
+    const std::string spr = "x86-64-linux-avx512_sapphirerapids", zen5 = "x86-64-linux-avx512_zen5";
+    CHECK(class_distance(spr, spr) == 0);
+    CHECK(class_distance("x86-64-linux-avx512_skylake", spr) == 1);
+    CHECK(class_distance("x86-64-linux-avx512_zen4", zen5) == 1);
+    CHECK(class_distance(zen5, spr) == 2);
+    CHECK(class_distance("x86-64-linux-avx2", spr) == 3);
+    CHECK(class_distance("arm-64-linux-sve2", spr) == 4);
+}
+
+TEST_CASE("structure defaults round-trip and are validated like records", "[records]") {
+    const std::string dir = temp_file("defaults");
+    std::filesystem::remove_all(dir);
+    const Record r = sample_record();
+    StructureDefault d{r.op, Device::cpu, r.structure, r.knobs, 1, "21.0.0", "test", 1.1, "x86-64-linux-avx2"};
+    write_structure_defaults(dir, r.op, {d});
+    std::vector<StructureDefault> back = read_structure_defaults(dir);
+    REQUIRE(back.size() == 1);
+    CHECK(back[0].knobs == d.knobs);
+    CHECK(back[0].structure == d.structure);
+    CHECK(staleness(back[0], "21.0.0").empty());
+    d.knobs["warp_speed"] = 9;
+    write_structure_defaults(dir, r.op, {d});
+    CHECK_THROWS_WITH(read_structure_defaults(dir), Catch::Contains("unknown knob 'warp_speed'"));
+    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("target classes", "[records]") {

@@ -16,6 +16,7 @@ const BuildInfo &build_info() {
         b.cxx = GRADTUNE_CXX_COMPILER;
         b.cpu_target = GRADTUNE_CPU_TARGET;
         b.cuda_target = GRADTUNE_CUDA_TARGET;
+        b.cpu_targets = GRADTUNE_CPU_TARGET_LIST;
         b.halide_version = GRADTUNE_HALIDE_VERSION;
         b.source_dir = GRADTUNE_SOURCE_DIR;
         b.records_dir = GRADTUNE_RECORDS_DIR;

@@ -14,7 +14,8 @@ namespace gradtune::tooling {
 struct BuildInfo {
     std::string generator;       // path of gradtune_generators
     std::string cxx;             // C++ compiler (links candidate shared objects)
-    std::string cpu_target, cuda_target;
+    std::string cpu_target, cuda_target;  // what the tuner compiles candidates for
+    std::string cpu_targets;  // every target the build compiles CPU variants for, comma-separated
     std::string halide_version;
     std::string source_dir, records_dir;
     std::map<std::string, std::string> source_hash;  // op -> hash of its generator + schedule sources

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <cstdio>
 #include <map>
 
 #include "build_info.h"
@@ -12,6 +13,92 @@
 namespace gradtune::tooling {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// Structure defaults from the log: per (op, device, structure), among the
+// settings measured ok on every shape the group has, the one whose worst
+// ratio to each shape's best is lowest. The tuner seeds every group with the
+// records of every class and the previous default, so the choice ranges over
+// all of them (and the tuner's own candidates), measured side by side here.
+void distill_defaults(const TrialLog &log, const DistillOptions &options, const std::string &klass) {
+    struct Group {
+        const Trial *first = nullptr;
+        std::map<std::string, double> best;  // shape key -> best time
+        std::map<std::string, std::map<std::string, double>> times;  // knobs text -> shape key -> time
+        std::map<std::string, Knobs> knobs;
+    };
+    std::map<std::string, Group> groups;
+    const BuildInfo &info = build_info();
+    for (const Trial &t : log.trials()) {
+        if (t.status != "ok" || t.median_ms <= 0 || !staleness(t, info.halide_version).empty() ||
+            target_class(t.target) != klass)
+            continue;
+        Group &g = groups[t.op + "|" + to_string(t.device) + "|" + t.structure.key()];
+        if (!g.first) g.first = &t;
+        const std::string shape = t.shape_key(), text = knobs_text(t.knobs);
+        auto best = g.best.find(shape);
+        if (best == g.best.end() || t.median_ms < best->second) g.best[shape] = t.median_ms;
+        auto &time = g.times[text];
+        if (!time.count(shape) || t.median_ms < time[shape]) time[shape] = t.median_ms;
+        g.knobs[text] = t.knobs;
+    }
+    std::map<std::string, std::vector<StructureDefault>> chosen;  // op -> defaults
+    for (const auto &[key, g] : groups) {
+        std::string best_text;
+        double best_worst = 0;
+        int eligible = 0;
+        for (const auto &[text, times] : g.times) {
+            if (times.size() != g.best.size()) continue;  // not measured on every shape
+            eligible++;
+            double worst = 1;
+            for (const auto &[shape, ms] : times) worst = std::max(worst, ms / g.best.at(shape));
+            if (best_text.empty() || worst < best_worst) {
+                best_text = text;
+                best_worst = worst;
+            }
+        }
+        if (best_text.empty()) continue;
+        const Trial &t = *g.first;
+        char ratio[32];
+        std::snprintf(ratio, sizeof ratio, "%.2fx", best_worst);
+        StructureDefault d;
+        d.op = t.op;
+        d.device = t.device;
+        d.structure = t.structure;
+        d.knobs = g.knobs.at(best_text);
+        d.knob_space_version = t.knob_space_version;
+        d.halide_version = t.halide_version;
+        d.worst_ratio = best_worst;
+        d.measured_on = klass;
+        d.chosen_by = "lowest worst-case time ratio to each shape's best (" + std::string(ratio) + ") among " +
+                      std::to_string(eligible) + " settings measured on all " + std::to_string(g.best.size()) +
+                      " shapes of the group on " + klass +
+                      " (seeded with every class's records, the previous default and the space's defaults)";
+        chosen[t.op].push_back(d);
+    }
+    for (auto &[op, defaults] : chosen) {
+        // Keep the defaults of structures this log did not measure.
+        std::vector<StructureDefault> merged = defaults;
+        try {
+            for (const StructureDefault &old : read_structure_defaults(options.defaults_dir)) {
+                if (old.op != op) continue;
+                bool replaced = false;
+                for (const StructureDefault &d : defaults)
+                    replaced = replaced || (d.device == old.device && d.structure == old.structure);
+                if (!replaced) merged.push_back(old);
+            }
+        } catch (const std::exception &e) {
+            std::cerr << "gradtune distill: not touching the structure defaults: " << e.what() << "\n";
+            return;
+        }
+        write_structure_defaults(options.defaults_dir, op, merged);
+        std::cerr << "gradtune distill: " << options.defaults_dir << "/" << op << ".json: " << defaults.size()
+                  << " structure default(s) chosen, " << merged.size() << " in all\n";
+    }
+}
+
+}  // namespace
 
 int distill(const DistillOptions &options) {
     const BuildInfo &info = build_info();
@@ -25,9 +112,11 @@ int distill(const DistillOptions &options) {
     int stale = 0;
     for (const Trial &t : log.trials()) {
         if (t.status != "ok") continue;
-        const auto hash = info.source_hash.find(t.op);
-        if (hash == info.source_hash.end() || t.source_hash != hash->second ||
-            t.halide_version != info.halide_version || t.target != info.target(t.device)) {
+        // Valid as records are (Halide and knob-space version), and of this
+        // machine's class (the log is per class; a trial of another class's
+        // target would be mislabelled).
+        if (!staleness(t, info.halide_version).empty() ||
+            target_class(t.target) != info.target_class()) {
             stale++;
             continue;
         }
@@ -35,7 +124,9 @@ int distill(const DistillOptions &options) {
         auto it = best.find(key);
         if (it == best.end() || t.median_ms < it->second->median_ms) best[key] = &t;
     }
-    if (stale) std::cerr << "gradtune distill: " << stale << " trial(s) of other sources/Halide/target ignored\n";
+    if (stale)
+        std::cerr << "gradtune distill: " << stale
+                  << " trial(s) of another Halide or knob-space version or target class ignored\n";
     // Merge into the committed files: every key the log measured is decided
     // by the log. A best trial that does not beat the generic variant by
     // min_speedup becomes a generic_wins record: dispatch then serves that
@@ -81,6 +172,7 @@ int distill(const DistillOptions &options) {
         r.target = t->target;
         r.cpu_model = t->cpu_model;
         r.halide_version = t->halide_version;
+        r.knob_space_version = t->knob_space_version;
         r.source_hash = t->source_hash;
         r.tuned_at = t->timestamp;
         file.records.push_back(r);
@@ -91,6 +183,7 @@ int distill(const DistillOptions &options) {
         write_record_file(path, file);
         std::cerr << "gradtune distill: " << path << ": " << file.records.size() << " record(s)\n";
     }
+    if (!options.defaults_dir.empty()) distill_defaults(log, options, klass);
     for (const auto &[key, t] : best) {
         const double speedup = t->generic_median_ms / t->median_ms;
         std::cerr << "  " << t->op << " " << t->shape_id << " " << t->shape_key() << ": " << speedup

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <climits>
 #include <iostream>
+#include <map>
 #include <unistd.h>
 
 #include "build_info.h"
@@ -52,6 +53,8 @@ int main(int argc, char **argv) {
     tune_cmd->add_option("--seed", tune_options.seed, "sampling seed")->capture_default_str();
     tune_cmd->add_option("--device", device, "cpu or cuda")->capture_default_str();
     tune_cmd->add_option("--jobs", tune_options.jobs, "parallel compiles")->capture_default_str();
+    tune_cmd->add_option("--batch-size", tune_options.batch_size, "candidates compiled, then measured together")
+        ->capture_default_str();
     tune_cmd->add_option("--compile-timeout", tune_options.compile_timeout_s, "seconds before a compile is dropped")
         ->capture_default_str();
     tune_cmd->add_option("--samples", tune_options.measure.samples, "timed samples per candidate and shape")
@@ -63,10 +66,15 @@ int main(int argc, char **argv) {
                      "a candidate whose first call takes this many times the generic's is logged slow, not timed")
         ->capture_default_str();
 
-    DistillOptions distill_options{default_log_path(), build_info().records_dir};
+    DistillOptions distill_options{default_log_path(), build_info().records_dir,
+                                   build_info().source_dir + "/schedules/defaults"};
     auto *distill_cmd = app.add_subcommand("distill", "best trial per shape -> committed records");
     distill_cmd->add_option("--log", distill_options.log_path, "trials log")->capture_default_str();
     distill_cmd->add_option("--records-dir", distill_options.records_dir, "records root")->capture_default_str();
+    distill_cmd
+        ->add_option("--defaults-dir", distill_options.defaults_dir,
+                     "structure defaults (one setting per structure group); empty to leave them alone")
+        ->capture_default_str();
     distill_cmd
         ->add_option("--min-speedup", distill_options.min_speedup,
                      "keep a record only if it beats the generic variant by this factor")
@@ -110,11 +118,20 @@ int main(int argc, char **argv) {
         if (*run_cmd) return run_command(run_op, run_args, run_outputs);
         if (*measure_cmd) return measure_batch(batch_path);
         if (*variants_cmd) {
-            std::cout << "target class: " << TargetClass() << "\n";
+            std::cout << "target class: " << TargetClass() << "\n"
+                      << "cpu targets: " << build_info().cpu_targets << "\n";
             for (const VariantInfo &v : Variants(variants_op)) {
-                std::cout << v.name << "  " << to_string(v.device) << " " << v.dtype << " " << v.data_format
-                          << (v.generic ? "  generic" : "  tuned for " + std::to_string(v.tuned_for.size()) + " shape(s)")
-                          << "\n    " << v.knobs << "\n";
+                // Where its records came from: own class (exact) or others (transferred).
+                std::map<std::string, int> classes;
+                for (const TunedShapeInfo &t : v.tuned_for) classes[t.source_class]++;
+                std::string role = v.generic ? "generic" : v.structure_default ? "structure default" : "";
+                for (const auto &[klass, count] : classes) {
+                    role += (role.empty() ? "" : ", ") + std::string(klass == TargetClass() ? "exact" : "transferred") +
+                            " for " + std::to_string(count) + " shape(s)" +
+                            (klass == TargetClass() ? "" : " from " + klass);
+                }
+                std::cout << v.name << "  " << to_string(v.device) << " " << v.dtype << " " << v.data_format << "  "
+                          << role << "\n    " << v.knobs << "\n";
             }
             return 0;
         }

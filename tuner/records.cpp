@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -9,6 +10,7 @@
 namespace gradtune {
 
 using nlohmann::json;
+namespace fs = std::filesystem;
 
 std::string knobs_text(const Knobs &knobs) {
     std::ostringstream out;
@@ -72,6 +74,7 @@ json to_json(const Record &r) {
         {"target", r.target},
         {"cpu_model", r.cpu_model},
         {"halide_version", r.halide_version},
+        {"knob_space_version", r.knob_space_version},
         {"source_hash", r.source_hash},
         {"tuned_at", r.tuned_at},
     };
@@ -90,6 +93,20 @@ namespace {
 
 [[noreturn]] void fail(const std::string &where, const std::string &what) {
     throw std::runtime_error(where + ": " + what);
+}
+
+// Checks what every variant must satisfy: a known op and device, a legal
+// fixed structure and legal knobs.
+void check_variant(const std::string &where, const std::string &op_name, Device device, const Structure &structure,
+                   const Knobs &knobs) {
+    const OpSchema *op = find_op(op_name);
+    if (!op) fail(where, "unknown op '" + op_name + "'");
+    if (std::find(op->devices.begin(), op->devices.end(), device) == op->devices.end())
+        fail(where, op_name + " has no " + to_string(device) + " variants");
+    if (std::string why = op->check_structure(structure); !why.empty()) fail(where, why);
+    if (structure.is_generic() && !structure.fixed.empty())
+        fail(where, "a tuned record must fix its structure (all structural values are 0)");
+    if (std::string why = op->space(device, structure).check(knobs); !why.empty()) fail(where, why);
 }
 
 Record record_from_json(const json &j, const std::string &where) {
@@ -114,19 +131,13 @@ Record record_from_json(const json &j, const std::string &where) {
         r.target = j.at("target").get<std::string>();
         r.cpu_model = j.value("cpu_model", "");
         r.halide_version = j.at("halide_version").get<std::string>();
-        r.source_hash = j.at("source_hash").get<std::string>();
+        r.knob_space_version = j.value("knob_space_version", 1);
+        r.source_hash = j.value("source_hash", "");
         r.tuned_at = j.value("tuned_at", "");
     } catch (const json::exception &e) {
         fail(where, std::string("malformed record: ") + e.what());
     }
-    const OpSchema *op = find_op(r.op);
-    if (!op) fail(where, "unknown op '" + r.op + "'");
-    if (std::find(op->devices.begin(), op->devices.end(), r.device) == op->devices.end())
-        fail(where, r.op + " has no " + to_string(r.device) + " variants");
-    if (std::string why = op->check_structure(r.structure); !why.empty()) fail(where, why);
-    if (r.structure.is_generic() && !r.structure.fixed.empty())
-        fail(where, "a tuned record must fix its structure (all structural values are 0)");
-    if (std::string why = op->space(r.device, r.structure).check(r.knobs); !why.empty()) fail(where, why);
+    check_variant(where, r.op, r.device, r.structure, r.knobs);
     if (r.padding != "SAME" && r.padding != "VALID" && r.padding != "EXPLICIT")
         fail(where, "unknown padding '" + r.padding + "'");
     return r;
@@ -189,15 +200,129 @@ void write_record_file(const std::string &path, RecordFile file) {
         throw std::runtime_error("cannot rename " + temporary + " to " + path);
 }
 
-std::string staleness(const Record &r, const std::string &halide_version, const std::string &source_hash,
-                      const std::string &target) {
-    if (r.halide_version != halide_version)
-        return "tuned with Halide " + r.halide_version + ", this build uses " + halide_version;
-    if (r.source_hash != source_hash)
-        return "tuned on other generator/schedule sources (hash " + r.source_hash.substr(0, 12) + ", now " +
-               source_hash.substr(0, 12) + ")";
-    if (r.target != target) return "tuned for target " + r.target + ", this build compiles for " + target;
+std::string staleness(const std::string &op_name, int knob_space_version, const std::string &tuned_with_halide,
+                      const std::string &halide_version) {
+    if (tuned_with_halide != halide_version)
+        return "tuned with Halide " + tuned_with_halide + ", this build uses " + halide_version;
+    const OpSchema *op = find_op(op_name);
+    if (!op) return "no op " + op_name + " in this build";
+    if (knob_space_version != op->knob_space_version)
+        return "tuned for knob-space version " + std::to_string(knob_space_version) + " of " + op_name +
+               ", this build's is " + std::to_string(op->knob_space_version);
     return "";
+}
+
+namespace {
+
+json to_json(const StructureDefault &d) {
+    return {{"op", d.op},
+            {"device", to_string(d.device)},
+            {"structure", to_json(d.structure)},
+            {"knobs", d.knobs},
+            {"knob_space_version", d.knob_space_version},
+            {"halide_version", d.halide_version},
+            {"chosen_by", d.chosen_by},
+            {"worst_ratio", d.worst_ratio},
+            {"measured_on", d.measured_on}};
+}
+
+}  // namespace
+
+std::vector<StructureDefault> read_structure_defaults(const std::string &dir) {
+    std::vector<StructureDefault> result;
+    if (dir.empty() || !fs::is_directory(dir)) return result;
+    std::vector<fs::path> files;
+    for (const auto &entry : fs::directory_iterator(dir))
+        if (entry.path().extension() == ".json") files.push_back(entry.path());
+    std::sort(files.begin(), files.end());
+    for (const fs::path &path : files) {
+        if (!find_op(path.stem().string())) continue;  // an op outside this build (GRADTUNE_OP_FILTER)
+        std::ifstream in(path);
+        json j;
+        try {
+            j = json::parse(in);
+            const int version = j.at("schema_version").get<int>();
+            if (version != kRecordSchemaVersion)
+                fail(path.string(), "schema_version " + std::to_string(version) + " (this build reads " +
+                                        std::to_string(kRecordSchemaVersion) + ")");
+            const json &defaults = j.at("defaults");
+            for (size_t i = 0; i < defaults.size(); i++) {
+                const json &e = defaults[i];
+                const std::string where = path.string() + ": default " + std::to_string(i);
+                StructureDefault d;
+                d.op = e.at("op").get<std::string>();
+                auto device = device_from_string(e.at("device").get<std::string>());
+                if (!device) fail(where, "unknown device '" + e.at("device").get<std::string>() + "'");
+                d.device = *device;
+                d.structure = structure_from_json(e.at("structure"));
+                d.knobs = e.at("knobs").get<Knobs>();
+                d.knob_space_version = e.value("knob_space_version", 1);
+                d.halide_version = e.at("halide_version").get<std::string>();
+                d.chosen_by = e.value("chosen_by", "");
+                d.worst_ratio = e.value("worst_ratio", 0.0);
+                d.measured_on = e.value("measured_on", "");
+                if (d.op != path.stem().string()) fail(where, "op '" + d.op + "' in the file of " + path.stem().string());
+                check_variant(where, d.op, d.device, d.structure, d.knobs);
+                result.push_back(std::move(d));
+            }
+        } catch (const json::exception &e) {
+            fail(path.string(), std::string("malformed structure defaults: ") + e.what());
+        }
+    }
+    return result;
+}
+
+void write_structure_defaults(const std::string &dir, const std::string &op, std::vector<StructureDefault> defaults) {
+    std::sort(defaults.begin(), defaults.end(), [](const StructureDefault &a, const StructureDefault &b) {
+        return std::make_pair(std::string(to_string(a.device)), a.structure.key()) <
+               std::make_pair(std::string(to_string(b.device)), b.structure.key());
+    });
+    fs::create_directories(dir);
+    const std::string path = (fs::path(dir) / (op + ".json")).string();
+    const std::string temporary = path + ".tmp";
+    {
+        std::ofstream out(temporary);
+        if (!out) throw std::runtime_error(temporary + ": cannot be written");
+        out << "{\n  \"schema_version\": " << kRecordSchemaVersion << ",\n  \"op\": " << json(op).dump()
+            << ",\n  \"defaults\": [";
+        for (size_t i = 0; i < defaults.size(); i++)
+            out << (i ? ",\n    " : "\n    ") << to_json(defaults[i]).dump();
+        out << (defaults.empty() ? "]\n}\n" : "\n  ]\n}\n");
+        if (!out) throw std::runtime_error(temporary + ": write failed");
+    }
+    if (std::rename(temporary.c_str(), path.c_str()) != 0)
+        throw std::runtime_error("cannot rename " + temporary + " to " + path);
+}
+
+namespace {
+
+// "amd", "intel" or "" from a class's feature level.
+std::string class_vendor(const std::string &klass) {
+    if (klass.find("zen") != std::string::npos) return "amd";
+    for (const char *intel : {"sapphirerapids", "cannonlake", "skylake", "knl", "avx10"})
+        if (klass.find(intel) != std::string::npos) return "intel";
+    return "";
+}
+
+// "avx512", "avx2", ... : the ISA level, without the microarchitecture.
+std::string class_isa(const std::string &klass) {
+    const auto dash = klass.rfind('-');
+    std::string level = dash == std::string::npos ? klass : klass.substr(dash + 1);
+    if (level.rfind("avx512", 0) == 0 || level.rfind("avx10", 0) == 0) return "avx512";
+    return level;
+}
+
+std::string class_arch(const std::string &klass) { return klass.substr(0, klass.find('-')); }
+
+}  // namespace
+
+int class_distance(const std::string &from, const std::string &to) {
+    if (from == to) return 0;
+    const bool same_isa = class_isa(from) == class_isa(to) && class_arch(from) == class_arch(to);
+    if (same_isa && !class_vendor(from).empty() && class_vendor(from) == class_vendor(to)) return 1;
+    if (same_isa) return 2;
+    if (class_arch(from) == class_arch(to)) return 3;
+    return 4;
 }
 
 std::string target_class(const std::string &target) {

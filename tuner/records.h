@@ -32,8 +32,13 @@ struct Record {
     double median_ms = 0, min_ms = 0, spread_pct = 0;
     double generic_median_ms = 0;  // the generic default variant, same run
     int samples = 0, threads = 0;
-    // Provenance: a record is used only where all of these still hold.
-    std::string target, cpu_model, halide_version, source_hash, tuned_at;
+    // Validity: a record is used while the op's knob-space version and the
+    // Halide version are still the ones it was tuned with.
+    int knob_space_version = 1;  // records written before the field existed are version 1
+    std::string halide_version;
+    // Provenance only: where and on what sources it was tuned. A refactor
+    // changes source_hash and keeps the record.
+    std::string target, cpu_model, source_hash, tuned_at;
 
     // "SAME C=32 H=112 N=1 W=112": identifies the call's run-time shape.
     std::string shape_key() const;
@@ -58,10 +63,44 @@ RecordFile read_record_file(const std::string &path);
 // temporary file and renamed over `path`.
 void write_record_file(const std::string &path, RecordFile file);
 
-// Why a record cannot be used with this build ("" when it can): other Halide
-// version, other generator/schedule sources, other target.
-std::string staleness(const Record &record, const std::string &halide_version,
-                      const std::string &source_hash, const std::string &target);
+// The structure default of one structure group: the knob setting that
+// serves the group's calls where no record of any class covers the shape,
+// chosen by `gradtune distill` from the trials of every record's setting on
+// every shape of the group (schedules/defaults/<op>.json, committed).
+struct StructureDefault {
+    std::string op;
+    Device device = Device::cpu;
+    Structure structure;  // all structural values fixed
+    Knobs knobs;
+    int knob_space_version = 1;
+    std::string halide_version;
+    // How it was chosen: candidates, shapes, worst-case ratio, class.
+    std::string chosen_by;
+    double worst_ratio = 0;  // its time / the best time, at its worst shape (>= 1)
+    std::string measured_on;  // target class
+};
+
+// Reads every <op>.json of `dir` (none when `dir` is empty or missing);
+// throws std::runtime_error naming the file on a malformed or illegal entry.
+std::vector<StructureDefault> read_structure_defaults(const std::string &dir);
+// Writes `defaults` (of one op) to dir/<op>.json, deterministic, atomically.
+void write_structure_defaults(const std::string &dir, const std::string &op, std::vector<StructureDefault> defaults);
+
+// Why a record or structure default cannot be used with this build (""
+// when it can): another Halide version, or another knob-space version of
+// its op.
+std::string staleness(const std::string &op, int knob_space_version, const std::string &tuned_with_halide,
+                      const std::string &halide_version);
+template <typename T>
+std::string staleness(const T &r, const std::string &halide_version) {
+    return staleness(r.op, r.knob_space_version, r.halide_version, halide_version);
+}
+
+// How far apart two target classes are, for transferring records to a class
+// that has none of its own: 0 the same class, 1 the same vendor and ISA level
+// (e.g. two Intel AVX-512 classes), 2 the same ISA level, 3 the same
+// architecture, 4 anything else.
+int class_distance(const std::string &from, const std::string &to);
 
 // The target class of a Halide target string: arch-bits-os plus its most
 // specific CPU feature level, e.g. "x86-64-linux-avx512_zen5". Records are

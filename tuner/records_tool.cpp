@@ -1,14 +1,19 @@
 // gradtune-records: run by CMake at configure time (cmake/GradtuneVariants.cmake).
-// Turns the committed records of this machine's target class into the list of
-// variants the build compiles, plus the generic variants every op always has:
-//   - a CMake file with one gradtune_add_variant() per variant (PARAMS = the
-//     structural values and every knob), and
-//   - the C++ variant table the runtime dispatches from.
-// A record with an unknown knob or illegal value stops the configure step with
-// a message naming the file; a stale record is skipped with a warning.
+// Turns the committed records into the list of variants the build compiles:
+//   - the generic variants every op always has,
+//   - the structure defaults (schedules/defaults/<op>.json: one knob setting
+//     per structure group, chosen from the records of every class),
+//   - the records of this machine's target class, and, for every shape that
+//     class has no record of, the records of the other classes, nearest class
+//     first (class_distance): "transferred" records, compiled for this target.
+// It writes a CMake file with one gradtune_add_variant() per variant (PARAMS =
+// the structural values and every knob) and the C++ variant table the runtime
+// dispatches from. A record with an unknown knob or illegal value stops the
+// configure step with a message naming the file; a stale record (another
+// Halide or knob-space version) is skipped with a warning.
 //
-// Usage: gradtune-records --records DIR --cpu-target T [--cuda-target T]
-//          --halide-version V --source-hash OP=HASH... --cmake-out F --table-out F
+// Usage: gradtune-records --records DIR [--defaults DIR] --cpu-target T
+//          [--cuda-target T] --halide-version V --cmake-out F --table-out F
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -30,12 +35,13 @@ struct Variant {
     Device device;
     Structure structure;
     Knobs knobs;
-    std::vector<Record> tuned_for;  // empty for generic variants
+    bool structure_default = false;  // serves its structure where no record of any class does
+    std::vector<Record> tuned_for;   // empty for generic variants
+    std::vector<std::string> tuned_class;  // the class each of tuned_for came from
 };
 
 struct Options {
-    std::string records_dir, cpu_target, cuda_target, halide_version, cmake_out, table_out;
-    std::map<std::string, std::string> source_hash;
+    std::string records_dir, defaults_dir, cpu_target, cuda_target, halide_version, cmake_out, table_out;
 };
 
 std::string variant_name(const std::string &op, Device device, const Structure &s, const Knobs &knobs) {
@@ -65,23 +71,19 @@ Options parse(int argc, char **argv) {
             return argv[++i];
         };
         if (arg == "--records") o.records_dir = value();
+        else if (arg == "--defaults") o.defaults_dir = value();
         else if (arg == "--cpu-target") o.cpu_target = value();
         else if (arg == "--cuda-target") o.cuda_target = value();
         else if (arg == "--halide-version") o.halide_version = value();
         else if (arg == "--cmake-out") o.cmake_out = value();
         else if (arg == "--table-out") o.table_out = value();
-        else if (arg == "--source-hash") {
-            std::string kv = value();
-            auto eq = kv.find('=');
-            if (eq == std::string::npos) throw std::runtime_error("--source-hash wants OP=HASH");
-            o.source_hash[kv.substr(0, eq)] = kv.substr(eq + 1);
-        } else {
+        else {
             throw std::runtime_error("unknown argument " + arg);
         }
     }
     if (o.records_dir.empty() || o.cpu_target.empty() || o.cmake_out.empty() || o.table_out.empty())
-        throw std::runtime_error("usage: gradtune-records --records DIR --cpu-target T [--cuda-target T] "
-                                 "--halide-version V --source-hash OP=HASH... --cmake-out F --table-out F");
+        throw std::runtime_error("usage: gradtune-records --records DIR [--defaults DIR] --cpu-target T "
+                                 "[--cuda-target T] --halide-version V --cmake-out F --table-out F");
     return o;
 }
 
@@ -112,7 +114,7 @@ int main(int argc, char **argv) {
             auto it = by_name.find(name);
             if (it != by_name.end()) return variants[it->second];
             by_name[name] = variants.size();
-            variants.push_back({name, op, device, s, knobs, {}});
+            variants.push_back({name, op, device, s, knobs, false, {}, {}});
             return variants.back();
         };
 
@@ -130,12 +132,35 @@ int main(int argc, char **argv) {
             }
         }
 
-        // Tuned variants from this class's records.
-        const fs::path class_dir = fs::path(o.records_dir) / klass;
-        int used = 0, stale = 0;
-        if (fs::is_directory(class_dir)) {
+        // Structure defaults: one variant per structure group, whatever the class.
+        int defaults = 0;
+        for (const StructureDefault &d : read_structure_defaults(o.defaults_dir)) {
+            if (!find_op(d.op)) continue;  // GRADTUNE_OP_FILTER
+            if (d.device == Device::cuda && o.cuda_target.empty()) continue;
+            if (std::string why = staleness(d, o.halide_version); !why.empty()) {
+                std::cout << "gradtune: warning: skipping stale structure default [" << d.op << " "
+                          << d.structure.key() << "]: " << why << "\n";
+                continue;
+            }
+            add(d.op, d.device, d.structure, d.knobs).structure_default = true;
+            defaults++;
+        }
+
+        // Tuned variants: this class's records, then, for every shape still
+        // without one, the records of the nearest other class.
+        std::vector<std::string> classes;
+        if (fs::is_directory(o.records_dir))
+            for (const auto &entry : fs::directory_iterator(o.records_dir))
+                if (entry.is_directory()) classes.push_back(entry.path().filename().string());
+        std::sort(classes.begin(), classes.end(), [&](const std::string &a, const std::string &b) {
+            return std::make_pair(class_distance(a, klass), a) < std::make_pair(class_distance(b, klass), b);
+        });
+        std::set<std::string> covered;  // op|device|structure|shape of every record taken
+        std::map<std::string, int> used;  // class -> records taken
+        int stale = 0;
+        for (const std::string &from : classes) {
             std::vector<fs::path> files;
-            for (const auto &entry : fs::directory_iterator(class_dir)) files.push_back(entry.path());
+            for (const auto &entry : fs::directory_iterator(fs::path(o.records_dir) / from)) files.push_back(entry.path());
             std::sort(files.begin(), files.end());
             for (const fs::path &path : files) {
                 if (path.extension() != ".json") continue;
@@ -145,13 +170,12 @@ int main(int argc, char **argv) {
                     continue;
                 }
                 RecordFile file = read_record_file(path.string());
-                if (file.target_class != klass)
+                if (file.target_class != from)
                     throw std::runtime_error(path.string() + ": target_class " + file.target_class +
-                                             " in the folder of " + klass);
+                                             " in the folder of " + from);
                 for (const Record &r : file.records) {
-                    const std::string target = target_of(o, r.device);
-                    std::string why = target.empty() ? "no CUDA variants in this build"
-                                                     : staleness(r, o.halide_version, o.source_hash[r.op], target);
+                    std::string why = target_of(o, r.device).empty() ? "no CUDA variants in this build"
+                                                                     : staleness(r, o.halide_version);
                     if (!why.empty()) {
                         std::cout << "gradtune: warning: skipping stale record " << path.string() << " ["
                                   << to_string(r.device) << " " << r.structure.key() << " " << r.shape_key()
@@ -159,6 +183,10 @@ int main(int argc, char **argv) {
                         stale++;
                         continue;
                     }
+                    const std::string key =
+                        r.op + "|" + to_string(r.device) + "|" + r.structure.key() + "|" + r.shape_key();
+                    if (!covered.insert(key).second) continue;  // a nearer class has this shape
+                    Variant *v = nullptr;
                     if (r.generic_wins) {
                         // Served by the generic variant of its dtype, layout and device.
                         Structure generic = r.structure;
@@ -166,16 +194,21 @@ int main(int argc, char **argv) {
                         auto it = by_name.find(variant_name(r.op, r.device, generic, {}));
                         if (it == by_name.end())
                             throw std::runtime_error(path.string() + ": no generic variant for " + r.structure.key());
-                        variants[it->second].tuned_for.push_back(r);
+                        v = &variants[it->second];
                     } else {
-                        add(r.op, r.device, r.structure, r.knobs).tuned_for.push_back(r);
+                        v = &add(r.op, r.device, r.structure, r.knobs);
                     }
-                    used++;
+                    v->tuned_for.push_back(r);
+                    v->tuned_class.push_back(from);
+                    used[from]++;
                 }
             }
         }
-        std::cout << "gradtune: target class " << klass << ": " << used << " tuned record(s) used, " << stale
-                  << " stale, " << variants.size() << " variants\n";
+        std::cout << "gradtune: target class " << klass << ": " << used[klass] << " own record(s)";
+        for (const auto &[from, count] : used)
+            if (from != klass) std::cout << ", " << count << " transferred from " << from;
+        std::cout << ", " << defaults << " structure default(s), " << stale << " stale, " << variants.size()
+                  << " variants\n";
 
         // CMake: one gradtune_add_variant() per variant.
         std::ostringstream cmake;
@@ -207,14 +240,15 @@ int main(int argc, char **argv) {
                 table << (first ? "" : ", ") << "{" << c_string(name) << ", " << value << "}";
                 first = false;
             }
-            table << "},\n         " << c_string(knobs_text(v.knobs)) << ", reinterpret_cast<KernelFunction>(&" << v.name
-                  << ")},\n";
+            table << "},\n         " << c_string(knobs_text(v.knobs)) << ", " << (v.structure_default ? "true" : "false")
+                  << ", reinterpret_cast<KernelFunction>(&" << v.name << ")},\n";
         }
         table << "    };\n    return table;\n}\n\n"
               << "const std::vector<TunedShape> &tuned_shapes() {\n    static const std::vector<TunedShape> table = {\n";
         for (size_t i = 0; i < variants.size(); i++) {
-            for (const Record &r : variants[i].tuned_for) {
-                table << "        {" << i << ", {";
+            for (size_t t = 0; t < variants[i].tuned_for.size(); t++) {
+                const Record &r = variants[i].tuned_for[t];
+                table << "        {" << i << ", " << c_string(variants[i].tuned_class[t]) << ", {";
                 bool first_param = true;
                 for (const auto &[name, value] : r.structure.fixed) {
                     table << (first_param ? "" : ", ") << "{" << c_string(name) << ", " << value << "}";

@@ -22,8 +22,8 @@ std::string Trial::shape_key() const {
 }
 
 std::string Trial::candidate_key() const {
-    return op + "|" + to_string(device) + "|" + structure.key() + "|" + knobs_text(knobs) + "|" + target + "|" +
-           source_hash + "|" + halide_version;
+    return op + "|" + to_string(device) + "|" + structure.key() + "|" + knobs_text(knobs) + "|" + target + "|v" +
+           std::to_string(knob_space_version) + "|" + halide_version;
 }
 
 std::string Trial::measurement_key() const { return candidate_key() + "|" + shape_id + "|" + shape_key(); }
@@ -40,6 +40,7 @@ json to_json(const Trial &t) {
             {"target", t.target},
             {"cpu_model", t.cpu_model},
             {"halide_version", t.halide_version},
+            {"knob_space_version", t.knob_space_version},
             {"source_hash", t.source_hash},
             {"threads", t.threads},
             {"status", t.status},
@@ -69,7 +70,8 @@ Trial trial_from_json(const json &j) {
     t.target = j.at("target").get<std::string>();
     t.cpu_model = j.value("cpu_model", "");
     t.halide_version = j.at("halide_version").get<std::string>();
-    t.source_hash = j.at("source_hash").get<std::string>();
+    t.knob_space_version = j.value("knob_space_version", 1);
+    t.source_hash = j.value("source_hash", "");
     t.threads = j.value("threads", 0);
     t.status = j.at("status").get<std::string>();
     t.error = j.value("error", "");

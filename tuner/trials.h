@@ -26,7 +26,9 @@ struct Trial {
     std::map<std::string, int64_t> shape;
     nlohmann::json call;
     // Where and with what.
-    std::string target, cpu_model, halide_version, source_hash;
+    std::string target, cpu_model, halide_version;
+    int knob_space_version = 1;  // validity, as for records
+    std::string source_hash;     // provenance only
     int threads = 0;
     // Result: status ok, slow (one call took more than kSlowFactor times the
     // generic variant's, so it was not timed; median_ms is that one call),
@@ -41,7 +43,8 @@ struct Trial {
     uint64_t seed = 0;
 
     // Identifies the compiled kernel (op, device, structure, knobs, target,
-    // sources, Halide) and the measurement (+ shape).
+    // knob-space version, Halide) and the measurement (+ shape). Not the
+    // source hash: a refactor keeps the log's trials, as it keeps records.
     std::string candidate_key() const;
     std::string measurement_key() const;
     std::string shape_key() const;

@@ -143,8 +143,40 @@ Trial prototype_trial(const Group &g) {
     t.target = info.target(g.device);
     t.halide_version = info.halide_version;
     t.source_hash = info.source_hash.count(g.op) ? info.source_hash.at(g.op) : "";
+    t.knob_space_version = find_op(g.op)->knob_space_version;
     t.cpu_model = cpu_model();
     return t;
+}
+
+// The tuning curve of a run: printed (best-so-far per group at a quarter,
+// half and all of the run) and written as JSON next to the trials log
+// (<log>.curve.json: per group, [seconds, candidates measured, best] after
+// each of its batches).
+template <typename Groups, typename Curve>
+void write_curve(const std::string &log_path, const Groups &groups, const Curve &curve, double elapsed, int measured) {
+    json out = {{"elapsed_s", elapsed}, {"measured", measured}, {"groups", json::array()}};
+    std::cerr << "tuning curve (best-so-far geomean speedup over the generic variant, per structure group):\n"
+              << "  at " << clock_text(elapsed / 4) << " / " << clock_text(elapsed / 2) << " / "
+              << clock_text(elapsed) << "\n";
+    for (size_t i = 0; i < groups.size(); i++) {
+        json points = json::array();
+        for (const auto &p : curve[i]) points.push_back({p.seconds, p.measured, p.best});
+        out["groups"].push_back({{"group", groups[i].label()}, {"points", points}});
+        auto best_at = [&](double t) {
+            double b = 0;
+            for (const auto &p : curve[i])
+                if (p.seconds <= t) b = std::max(b, p.best);
+            return b;
+        };
+        char line[64];
+        std::snprintf(line, sizeof line, "%.2fx / %.2fx / %.2fx", best_at(elapsed / 4), best_at(elapsed / 2),
+                      best_at(elapsed + 1));
+        std::cerr << "  " << line << "  " << groups[i].label() << "\n";
+    }
+    const std::string path = log_path + ".curve.json";
+    std::ofstream file(path);
+    file << out.dump(1) << "\n";
+    if (!file) std::cerr << "gradtune tune: could not write " << path << "\n";
 }
 
 }  // namespace
@@ -199,9 +231,25 @@ int tune(const TuneOptions &options) {
     };
     index_log();
 
-    // Seed each group's queue: the defaults, then the committed records'
-    // knobs (so a re-tune never ends below what was committed).
-    const std::string class_dir = info.records_dir + "/" + info.target_class();
+    // Seed each group's queue, measured first: the space's defaults, the
+    // structure default, then the committed records of every class for the
+    // group, this class first and then the nearest classes (so a re-tune never
+    // ends below what was committed, and a new CPU starts from what was found
+    // on others).
+    std::vector<std::string> classes;
+    if (fs::is_directory(info.records_dir))
+        for (const auto &entry : fs::directory_iterator(info.records_dir))
+            if (entry.is_directory()) classes.push_back(entry.path().filename().string());
+    const std::string own = info.target_class();
+    std::sort(classes.begin(), classes.end(), [&](const std::string &a, const std::string &b) {
+        return std::make_pair(class_distance(a, own), a) < std::make_pair(class_distance(b, own), b);
+    });
+    std::vector<StructureDefault> structure_defaults;
+    try {
+        structure_defaults = read_structure_defaults(info.source_dir + "/schedules/defaults");
+    } catch (const std::exception &e) {
+        std::cerr << "gradtune tune: ignoring the structure defaults: " << e.what() << "\n";
+    }
     for (Group &g : groups) {
         const OpSchema *op = find_op(g.op);
         KnobSpace space = op->space(g.device, g.structure);
@@ -209,12 +257,17 @@ int tune(const TuneOptions &options) {
         for (unsigned char c : g.label()) h = (h ^ c) * 1099511628211ull;
         g.sampler = std::make_unique<Sampler>(space, h);
         g.queue.push_back(space.defaults());
-        const std::string path = class_dir + "/" + g.op + ".json";
-        if (fs::exists(path)) {
+        auto seed = [&](const std::string &op_name, Device device, const Structure &structure, const Knobs &knobs) {
+            if (op_name == g.op && device == g.device && structure == g.structure && space.check(knobs).empty())
+                g.queue.push_back(knobs);
+        };
+        for (const StructureDefault &d : structure_defaults) seed(d.op, d.device, d.structure, d.knobs);
+        for (const std::string &klass : classes) {
+            const std::string path = info.records_dir + "/" + klass + "/" + g.op + ".json";
+            if (!fs::exists(path)) continue;
             try {
                 for (const Record &r : read_record_file(path).records)
-                    if (r.device == g.device && r.structure == g.structure && space.check(r.knobs).empty())
-                        g.queue.push_back(r.knobs);
+                    if (staleness(r, info.halide_version).empty()) seed(r.op, r.device, r.structure, r.knobs);
             } catch (const std::exception &e) {
                 std::cerr << "gradtune tune: ignoring " << path << ": " << e.what() << "\n";
             }
@@ -227,6 +280,14 @@ int tune(const TuneOptions &options) {
     for (const Group &g : groups) std::cerr << "  " << g.label() << "\n";
 
     int measured = 0, resumed = 0, batches = 0;
+    // The tuning curve: best-so-far geomean speedup of each group after each
+    // of its batches.
+    struct CurvePoint {
+        double seconds;
+        int measured;
+        double best;
+    };
+    std::vector<std::vector<CurvePoint>> curve(groups.size());
     double batch_seconds = 0;
     // Seconds per batch of each group: heavy groups (large convolutions at
     // N=32) take a minute a batch, light ones seconds. A group whose next
@@ -254,10 +315,12 @@ int tune(const TuneOptions &options) {
             continue;
         }
 
-        // Draw up to `jobs` candidates not yet measured on every shape.
+        // Draw up to batch_size candidates not yet measured on every shape:
+        // one measuring child, one reference call and one generic timing per
+        // shape serve the whole batch.
         Trial proto = prototype_trial(g);
         std::vector<Candidate> batch;
-        while (static_cast<int>(batch.size()) < options.jobs) {
+        while (static_cast<int>(batch.size()) < std::max(options.jobs, options.batch_size)) {
             if (options.max_trials && measured + resumed + static_cast<int>(batch.size()) >= options.max_trials) break;
             Knobs k;
             if (!g.queue.empty()) {
@@ -463,6 +526,7 @@ int tune(const TuneOptions &options) {
                 best_knobs = knobs_text(t.knobs);
             }
         }
+        curve[this_group].push_back({seconds_since(start), measured, best});
         std::ostringstream line;
         line << "[tune " << clock_text(seconds_since(start)) << "/" << clock_text(options.budget_s) << "] "
              << measured << " measured, " << resumed << " resumed | " << g.op << " " << g.structure.key()
@@ -476,8 +540,12 @@ int tune(const TuneOptions &options) {
         }
     }
     if (tty) std::cerr << "\n";
-    std::cerr << "gradtune tune: " << measured << " candidates measured, " << resumed << " found in the log, "
-              << clock_text(seconds_since(start)) << " elapsed. Next: gradtune distill\n";
+    const double elapsed = seconds_since(start);
+    char rate[32];
+    std::snprintf(rate, sizeof rate, "%.1f", elapsed > 0 ? 60.0 * measured / elapsed : 0.0);
+    std::cerr << "gradtune tune: " << measured << " candidates measured (" << rate << " per minute), " << resumed
+              << " found in the log, " << clock_text(elapsed) << " elapsed. Next: gradtune distill\n";
+    write_curve(options.log_path, groups, curve, elapsed, measured);
     return 0;
 }
 

@@ -20,6 +20,7 @@ struct TuneOptions {
     uint64_t seed = 1;
     Device device = Device::cpu;
     int jobs = 2;                         // parallel compiles (never while measuring)
+    int batch_size = 4;                   // candidates compiled, then measured together
     double compile_timeout_s = 120;       // a candidate compiling longer is dropped
     MeasureOptions measure;
     std::string self;                     // path of the gradtune executable (to spawn `measure`)

@@ -106,31 +106,54 @@ Status select_kernel(const CallInfo &call, const RunOptions &options, const std:
 
     // Measured shapes with the call's structure. Each is served by its tuned
     // kernel, or by the generic one where that measured faster.
-    const TunedShape *nearest = nullptr;
+    const std::string own = target_class();
+    auto served_by = [&](const TunedShape &t) {
+        return std::string(kernels[t.kernel].generic() ? "the generic variant measured fastest on " : "tuned on ") +
+               t.source_class;
+    };
+    const TunedShape *nearest = nullptr, *transferred = nullptr;
     double best = std::numeric_limits<double>::infinity();
     int candidates = 0;
     for (const TunedShape &t : tuned) {
         const Kernel &k = kernels[t.kernel];
         if (!fits(k, call, device) || !same_structure(t, call)) continue;
         candidates++;
+        const bool mine = own == t.source_class;
         if (same_shape(t, call)) {
-            *selection = {k.function, k.name, "exact",
-                          k.generic() ? "the generic variant measured fastest for this shape" : "tuned for this shape"};
-            return Status::OK();
+            if (mine) {
+                *selection = {k.function, k.name, "exact",
+                              k.generic() ? "the generic variant measured fastest for this shape"
+                                          : "tuned for this shape"};
+                return Status::OK();
+            }
+            if (!transferred) transferred = &t;
+            continue;
         }
-        const double d = distance(t, call);
+        // Another class's record counts as a little farther than our own.
+        const double d = distance(t, call) + (mine ? 0.0 : 0.01);
         if (d < best) {
             best = d;
             nearest = &t;
         }
     }
+    if (transferred) {
+        const Kernel &k = kernels[transferred->kernel];
+        *selection = {k.function, k.name, "transferred",
+                      served_by(*transferred) + " for this shape, compiled for this machine"};
+        return Status::OK();
+    }
     if (nearest) {
         const Kernel &k = kernels[nearest->kernel];
         *selection = {k.function, k.name, "nearest",
-                      std::string(k.generic() ? "the generic variant measured fastest on " : "tuned for ") +
-                          shape_key(nearest->padding, shape_map(*nearest)) + ", the nearest of " +
-                          std::to_string(candidates) + " measured shape(s) with this structure"};
+                      served_by(*nearest) + " for " + shape_key(nearest->padding, shape_map(*nearest)) +
+                          ", the nearest of " + std::to_string(candidates) + " measured shape(s) with this structure"};
         return Status::OK();
+    }
+    for (const Kernel &k : kernels) {
+        if (k.structure_default && fits(k, call, device)) {
+            *selection = {k.function, k.name, "default", "the structure default (schedules/defaults)"};
+            return Status::OK();
+        }
     }
     for (const Kernel &k : kernels) {
         if (k.generic() && fits(k, call, device)) {

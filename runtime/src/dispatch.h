@@ -1,7 +1,13 @@
 // Dispatch: which compiled variant serves a call. In order of preference:
-//   exact    a variant tuned for this very shape (same structure and padding),
-//   nearest  the variant tuned for the nearest shape with the same structure,
-//   generic  the op's generic variant for the dtype, layout and device.
+//   exact        a variant tuned on this machine's class for this very shape
+//                (same structure and padding),
+//   transferred  a record of another class for this very shape, compiled for
+//                this target,
+//   nearest      the record (of any class) for the nearest shape with the same
+//                structure, this machine's class first at equal distance,
+//   default      the structure default (one setting per structure group,
+//                chosen from the records of every class),
+//   generic      the op's generic variant for the dtype, layout and device.
 // A caller may force a variant by name (RunOptions::variant) or hand in an
 // external kernel (the tuner). GRADTUNE_VERBOSE=1 prints one line per call.
 #pragma once
@@ -19,7 +25,7 @@ namespace gradtune::internal {
 struct Selection {
     KernelFunction function = nullptr;
     std::string name;
-    std::string tier;  // exact, nearest, generic, forced or external
+    std::string tier;  // exact, transferred, nearest, default, generic, forced or external
     std::string why;
 };
 

@@ -2,7 +2,10 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <climits>
+#include <cstdlib>
+#include <cstring>
 #include <cstdio>
 #include <mutex>
 
@@ -30,7 +33,29 @@ void halide_error_to_context(void *user_context, const char *message) {
     }
 }
 
+std::atomic<int> refused_targets{0};
+
+bool has_feature(const uint64_t *features, int feature) { return (features[feature / 64] >> (feature % 64)) & 1; }
+
+// halide_can_use_target_features without AVX-512: Halide's multi-target
+// wrapper then falls through to the AVX2 target.
+int can_use_up_to_avx2(int count, const uint64_t *features) {
+    static const int avx512[] = {halide_target_feature_avx512,         halide_target_feature_avx512_knl,
+                                 halide_target_feature_avx512_skylake, halide_target_feature_avx512_cannonlake,
+                                 halide_target_feature_avx512_zen4,    halide_target_feature_avx512_zen5,
+                                 halide_target_feature_avx512_sapphirerapids, halide_target_feature_avx10_1};
+    for (int feature : avx512) {
+        if (feature / 64 < count && has_feature(features, feature)) {
+            refused_targets++;
+            return 0;
+        }
+    }
+    return halide_default_can_use_target_features(count, features);
+}
+
 }  // namespace
+
+int cpu_targets_refused() { return refused_targets.load(); }
 
 HalideBuffer::HalideBuffer(DataType dtype, const std::vector<int64_t> &shape, const void *data,
                            const std::array<int, 4> &order) {
@@ -58,6 +83,12 @@ void install_halide_handlers() {
     static std::once_flag once;
     std::call_once(once, [] {
         halide_set_error_handler(&halide_error_to_context);
+        const char *isa = std::getenv("GRADTUNE_MAX_CPU_ISA");
+        if (isa && std::strcmp(isa, "avx2") == 0) {
+            halide_set_custom_can_use_target_features(&can_use_up_to_avx2);
+        } else if (isa && *isa && std::strcmp(isa, "all") != 0) {
+            std::fprintf(stderr, "gradtune: GRADTUNE_MAX_CPU_ISA=%s is not avx2 or all; ignored\n", isa);
+        }
     });
 }
 

@@ -40,7 +40,15 @@ struct CallContext {
 
 // Installs the error handler (once, thread-safe). Halide's default handler
 // aborts the process; ours records the message in the call's CallContext.
+// With GRADTUNE_MAX_CPU_ISA=avx2 (in the spirit of ONEDNN_MAX_CPU_ISA) it also
+// keeps the multi-target kernels off every AVX-512 target, so the AVX2
+// baseline runs even on an AVX-512 machine (tests of that path, and machines
+// where AVX-512 clocks down).
 void install_halide_handlers();
+
+// How many times the CPU-feature check refused a target because of
+// GRADTUNE_MAX_CPU_ISA (tests: proof that the limit was applied).
+int cpu_targets_refused();
 
 // Whether a CUDA device can be used; `why` says why not.
 bool cuda_available(std::string *why);

@@ -25,6 +25,9 @@ struct Kernel {
     // Structural values; 0 = taken from the call (any value fits).
     std::vector<std::pair<const char *, int>> structure;
     const char *knobs;  // "name=value ..." for reports
+    // The structure default (schedules/defaults/): serves calls of its
+    // structure that no record of any class covers.
+    bool structure_default;
     KernelFunction function;
 
     bool generic() const {
@@ -36,8 +39,11 @@ struct Kernel {
 
 // A shape the tuner measured (one per distilled record) and the kernel that
 // serves it: the tuned kernel, or the generic one where that measured faster.
+// source_class is the target class whose record it is: target_class() for
+// this machine's own records, another class for a transferred one.
 struct TunedShape {
     size_t kernel;         // index into kernels()
+    const char *source_class;
     std::vector<std::pair<const char *, int>> structure;  // the record's structural values
     const char *padding;   // SAME, VALID or EXPLICIT
     std::vector<std::pair<const char *, int64_t>> shape;  // run-time sizes by name

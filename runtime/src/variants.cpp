@@ -18,9 +18,10 @@ std::vector<VariantInfo> Variants(std::string_view op) {
         for (const auto &[name, value] : k.structure) v.structure[name] = value;
         v.knobs = k.knobs;
         v.generic = k.generic();
+        v.structure_default = k.structure_default;
         for (const internal::TunedShape &t : internal::tuned_shapes()) {
             if (&table[t.kernel] != &k) continue;
-            TunedShapeInfo info{t.padding, {}, t.median_ms, t.generic_median_ms};
+            TunedShapeInfo info{t.source_class, t.padding, {}, t.median_ms, t.generic_median_ms};
             for (const auto &[name, value] : t.shape) info.shape[name] = value;
             v.tuned_for.push_back(std::move(info));
         }

@@ -39,9 +39,10 @@ assert all(l["status"] in ("ok", "slow", "wrong", "failed", "compile_error") for
 assert sum(l["status"] == "ok" for l in lines) > 0
 PY
 
-"$gradtune" distill --log "$log" --records-dir "$work/records" >/dev/null 2>&1
-first=$(find "$work/records" -name '*.json' -exec cat {} +)
-"$gradtune" distill --log "$log" --records-dir "$work/records" >/dev/null 2>&1
-second=$(find "$work/records" -name '*.json' -exec cat {} +)
+"$gradtune" distill --log "$log" --records-dir "$work/records" --defaults-dir "$work/defaults" >/dev/null 2>&1
+first=$(find "$work/records" "$work/defaults" -name '*.json' -exec cat {} +)
+"$gradtune" distill --log "$log" --records-dir "$work/records" --defaults-dir "$work/defaults" >/dev/null 2>&1
+second=$(find "$work/records" "$work/defaults" -name '*.json' -exec cat {} +)
 [ "$first" = "$second" ] || { echo "distill output changed between runs"; exit 1; }
-echo "resume and distill OK"
+ls "$work"/defaults/*.json >/dev/null 2>&1 || { echo "distill chose no structure default"; exit 1; }
+echo "resume and distill OK (records and structure defaults)"

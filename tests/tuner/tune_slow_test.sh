@@ -23,7 +23,7 @@ for l in lines:
     assert "not timed further" in l["error"], l
 PY
 
-"$gradtune" distill --log "$log" --records-dir "$work/records" >"$work/distill.log" 2>&1 || { cat "$work/distill.log"; exit 1; }
+"$gradtune" distill --log "$log" --records-dir "$work/records" --defaults-dir "$work/defaults" >"$work/distill.log" 2>&1 || { cat "$work/distill.log"; exit 1; }
 if grep -rq '"knobs"' "$work/records" 2>/dev/null; then
   echo "distill kept a record of a slow candidate"; cat "$work/distill.log"; exit 1
 fi

@@ -54,7 +54,7 @@ struct CallInfo {
 // prints), without running it.
 struct DispatchInfo {
     std::string variant;
-    std::string tier;  // exact, nearest, generic, forced or external
+    std::string tier;  // exact, transferred, nearest, default, generic, forced or external
     std::string why;
 };
 

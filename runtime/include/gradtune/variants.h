@@ -13,6 +13,7 @@
 namespace gradtune {
 
 struct TunedShapeInfo {
+    std::string source_class;  // TargetClass() for own records, else the class it was transferred from
     std::string padding;
     std::map<std::string, int64_t> shape;
     double median_ms = 0, generic_median_ms = 0;
@@ -25,6 +26,7 @@ struct VariantInfo {
     std::map<std::string, int> structure;  // 0 = from the call
     std::string knobs;
     bool generic = false;
+    bool structure_default = false;  // serves its structure where no record does
     std::vector<TunedShapeInfo> tuned_for;
 };
 
