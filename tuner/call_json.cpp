@@ -113,7 +113,8 @@ Status materialise(const json &spec, uint32_t seed, MaterialisedCall *out) {
             const bool integer = t.dtype() == DataType::kInt32 || t.dtype() == DataType::kInt64;
             std::uniform_real_distribution<double> real(-1.0, 1.0);
             std::uniform_int_distribution<int> small(-4, 4);
-            for (int64_t i = 0; i < t.num_elements(); i++) t.store(i, integer ? small(rng) : real(rng));
+            const int64_t elements = t.num_elements();
+            for (int64_t i = 0; i < elements; i++) t.store(i, integer ? small(rng) : real(rng));
         }
         out->storage.push_back(std::move(t));
         out->call.inputs[name] = out->storage.back().cref();

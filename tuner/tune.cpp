@@ -71,7 +71,8 @@ std::string compare_outputs(const std::vector<Tensor> &got, const std::vector<Te
     for (size_t o = 0; o < got.size(); o++) {
         if (got[o].shape() != want[o].shape()) return "output " + std::to_string(o) + " has another shape";
         double diff = 0, scale = 0;
-        for (int64_t i = 0; i < got[o].num_elements(); i++) {
+        const int64_t elements = got[o].num_elements();
+        for (int64_t i = 0; i < elements; i++) {
             diff = std::max(diff, std::fabs(got[o].load(i) - want[o].load(i)));
             scale = std::max(scale, std::fabs(want[o].load(i)));
         }
@@ -390,6 +391,7 @@ int tune(const TuneOptions &options) {
         const bool budget_bound = time_left < options.compile_timeout_s;
         std::vector<CompiledCandidate> compiled =
             compile_candidates(batch, options.work_dir, options.jobs, std::min(options.compile_timeout_s, time_left));
+        const double compile_seconds = seconds_since(batch_start);
         for (CompiledCandidate &c : compiled) {
             if (!(c.timed_out && budget_bound)) continue;
             g.tried.erase(knobs_text(c.candidate.knobs));
@@ -532,7 +534,9 @@ int tune(const TuneOptions &options) {
              << measured << " measured, " << resumed << " resumed | " << g.op << " " << g.structure.key()
              << ": best " << std::fixed;
         line.precision(2);
-        line << best << "x over generic (geomean of " << g.shapes.size() << " shapes)";
+        line << best << "x over generic (geomean of " << g.shapes.size() << " shapes; batch of " << batch.size()
+             << ": compile " << compile_seconds << " s, measure " << seconds_since(batch_start) - compile_seconds
+             << " s)";
         if (tty) {
             std::cerr << "\r\033[K" << line.str() << std::flush;
         } else {
