@@ -65,6 +65,18 @@ std::string OpSchema::check_structure(const Structure &structure) const {
     return "";
 }
 
+std::string OpSchema::upgrade(Device device, const Structure &structure, int *version, Knobs *knobs) const {
+    if (*version == knob_space_version) return "";
+    if (*version > knob_space_version || *version < compatible_since)
+        return "tuned for knob-space version " + std::to_string(*version) + " of " + name + ", this build's is " +
+               std::to_string(knob_space_version) +
+               (*version < compatible_since ? " (compatible since " + std::to_string(compatible_since) + ")" : "");
+    for (const Knob &knob : space(device, structure).knobs)
+        if (knob.since_version > *version && !knobs->count(knob.name)) (*knobs)[knob.name] = knob.default_value;
+    *version = knob_space_version;
+    return "";
+}
+
 const OpSchema *find_op(std::string_view name) {
     for (const OpSchema &op : all_ops()) {
         if (op.name == name) return &op;

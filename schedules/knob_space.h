@@ -25,6 +25,10 @@ struct Knob {
     std::vector<int> values;  // the legal domain, in increasing order
     int default_value;
     std::string why;  // what the knob trades off, for `gradtune space`
+    // The op's knob-space version that added this knob. Its default must do
+    // what the op did before, so a record of an older version reads as that
+    // version's setting plus this default (OpSchema::upgrade).
+    int since_version = 1;
 };
 
 struct KnobSpace {
@@ -61,12 +65,21 @@ struct OpSchema {
     std::vector<std::string> data_formats;     // layouts the op supports
     std::vector<std::string> structure_params; // integer structural parameters
     std::vector<Device> devices;
-    // Version of the meaning of this op's knobs and structural parameters.
-    // A record is valid while its version equals this one: bump it when a
-    // knob is renamed, removed, or its values come to mean something else
-    // (not for a refactor, a comment or a faster schedule of the same knobs;
-    // every compiled variant stays under the reference tests either way).
+    // Version of this op's knobs and structural parameters. Bump it when a
+    // knob is added (with since_version = the new version and a default that
+    // does what the op did before), renamed, removed, or its values come to
+    // mean something else; not for a refactor, a comment or a faster schedule
+    // of the same knobs (every compiled variant stays under the reference
+    // tests either way).
     int knob_space_version = 1;
+    // The oldest version whose records still mean the same here: raise it to
+    // knob_space_version when a knob is renamed, removed or changes meaning
+    // (records of older versions are then stale). Adding a knob keeps it.
+    int compatible_since = 1;
+    // Brings the knobs of a record (trial, default) of `version` to this
+    // version: knobs added since get their defaults. Returns "" and sets
+    // *version to knob_space_version, or says why the record is stale.
+    std::string upgrade(Device device, const Structure &structure, int *version, Knobs *knobs) const;
     // The knob space of a variant with this structure on this device.
     std::function<KnobSpace(Device, const Structure &)> space;
     // "" when `structure` is a legal variant of this op, else why not.

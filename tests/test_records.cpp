@@ -140,3 +140,29 @@ TEST_CASE("target classes", "[records]") {
     CHECK(target_class("x86-64-linux-avx-avx2-fma-sse41") == "x86-64-linux-avx2");
     CHECK(target_class("arm-64-linux") == "arm-64-linux");
 }
+
+TEST_CASE("a record of an older knob-space version reads with the knobs added since at their defaults", "[records]") {
+    // Conv2DBackpropInput's version 2 added block_reduction (default 0: the
+    // version-1 schedule); a version-1 record without it stays valid.
+    const OpSchema *op = find_op("Conv2DBackpropInput");
+    REQUIRE(op->knob_space_version >= 2);
+    Record r;
+    r.op = op->name;
+    r.structure = {"float32", "NHWC",
+                   {{"dilation_height", 1}, {"dilation_width", 1}, {"filter_height", 3}, {"filter_width", 3},
+                    {"groups", 1}, {"stride_height", 1}, {"stride_width", 1}}};
+    r.padding = "SAME";
+    r.shape = {{"N", 1}, {"H", 7}, {"W", 7}, {"C", 512}, {"O", 512}};
+    r.knobs = op->space(Device::cpu, r.structure).defaults();
+    r.knobs.erase("block_reduction");
+    r.knob_space_version = 1;
+    r.median_ms = 1;
+    r.target = "x86-64-linux-avx2";
+    r.halide_version = "21.0.0";
+    const std::string path = temp_file("v1.json");
+    write_record_file(path, {r.op, "x86-64-linux-avx2", {r}});
+    const Record back = read_record_file(path).records.at(0);
+    CHECK(back.knob_space_version == op->knob_space_version);
+    CHECK(back.knobs.at("block_reduction") == 0);
+    CHECK(staleness(back, "21.0.0").empty());
+}

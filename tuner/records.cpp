@@ -95,10 +95,18 @@ namespace {
     throw std::runtime_error(where + ": " + what);
 }
 
+// Fills the knobs added since the record's knob-space version with their
+// defaults; a record of an incompatible version is left as it is (staleness()
+// then skips it; its knobs are not checked against this space).
+void upgrade(const std::string &op_name, Device device, const Structure &structure, int *version, Knobs *knobs) {
+    const OpSchema *op = find_op(op_name);
+    if (op && op->check_structure(structure).empty()) op->upgrade(device, structure, version, knobs);
+}
+
 // Checks what every variant must satisfy: a known op and device, a legal
 // fixed structure and legal knobs.
 void check_variant(const std::string &where, const std::string &op_name, Device device, const Structure &structure,
-                   const Knobs &knobs) {
+                   const Knobs &knobs, int knob_space_version) {
     const OpSchema *op = find_op(op_name);
     if (!op) fail(where, "unknown op '" + op_name + "'");
     if (std::find(op->devices.begin(), op->devices.end(), device) == op->devices.end())
@@ -106,6 +114,9 @@ void check_variant(const std::string &where, const std::string &op_name, Device 
     if (std::string why = op->check_structure(structure); !why.empty()) fail(where, why);
     if (structure.is_generic() && !structure.fixed.empty())
         fail(where, "a tuned record must fix its structure (all structural values are 0)");
+    // Knobs of another knob-space version are not this space's: such a
+    // record is stale (skipped with a warning), not malformed.
+    if (knob_space_version != op->knob_space_version) return;
     if (std::string why = op->space(device, structure).check(knobs); !why.empty()) fail(where, why);
 }
 
@@ -137,7 +148,8 @@ Record record_from_json(const json &j, const std::string &where) {
     } catch (const json::exception &e) {
         fail(where, std::string("malformed record: ") + e.what());
     }
-    check_variant(where, r.op, r.device, r.structure, r.knobs);
+    upgrade(r.op, r.device, r.structure, &r.knob_space_version, &r.knobs);
+    check_variant(where, r.op, r.device, r.structure, r.knobs, r.knob_space_version);
     if (r.padding != "SAME" && r.padding != "VALID" && r.padding != "EXPLICIT")
         fail(where, "unknown padding '" + r.padding + "'");
     return r;
@@ -206,6 +218,7 @@ std::string staleness(const std::string &op_name, int knob_space_version, const 
         return "tuned with Halide " + tuned_with_halide + ", this build uses " + halide_version;
     const OpSchema *op = find_op(op_name);
     if (!op) return "no op " + op_name + " in this build";
+    // Readers upgrade what they can (OpSchema::upgrade); any other version is stale.
     if (knob_space_version != op->knob_space_version)
         return "tuned for knob-space version " + std::to_string(knob_space_version) + " of " + op_name +
                ", this build's is " + std::to_string(op->knob_space_version);
@@ -262,7 +275,8 @@ std::vector<StructureDefault> read_structure_defaults(const std::string &dir) {
                 d.worst_ratio = e.value("worst_ratio", 0.0);
                 d.measured_on = e.value("measured_on", "");
                 if (d.op != path.stem().string()) fail(where, "op '" + d.op + "' in the file of " + path.stem().string());
-                check_variant(where, d.op, d.device, d.structure, d.knobs);
+                upgrade(d.op, d.device, d.structure, &d.knob_space_version, &d.knobs);
+                check_variant(where, d.op, d.device, d.structure, d.knobs, d.knob_space_version);
                 result.push_back(std::move(d));
             }
         } catch (const json::exception &e) {

@@ -71,6 +71,10 @@ Trial trial_from_json(const json &j) {
     t.cpu_model = j.value("cpu_model", "");
     t.halide_version = j.at("halide_version").get<std::string>();
     t.knob_space_version = j.value("knob_space_version", 1);
+    // Knobs added since the trial's version read as their defaults (what the
+    // op did then), so old trials resume and distill like new ones.
+    if (const OpSchema *op = find_op(t.op); op && op->check_structure(t.structure).empty())
+        op->upgrade(t.device, t.structure, &t.knob_space_version, &t.knobs);
     t.source_hash = j.value("source_hash", "");
     t.threads = j.value("threads", 0);
     t.status = j.at("status").get<std::string>();
@@ -106,13 +110,20 @@ void TrialLog::append(const Trial &t) {
     std::filesystem::path p(path_);
     if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
     const std::string line = to_json(t).dump() + "\n";
-    int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_APPEND, 0644);
     if (fd < 0) throw std::runtime_error(path_ + ": cannot be opened for appending");
-    // One write per line (O_APPEND): a kill leaves whole lines or a cut last line.
-    ssize_t written = ::write(fd, line.data(), line.size());
+    // One write per line (O_APPEND): a kill or a full disk leaves whole lines
+    // or a cut last line. A cut last line is ended first, so that this line
+    // is not glued onto it (and lost with it when the log is read).
+    std::string text = line;
+    const off_t size = ::lseek(fd, 0, SEEK_END);
+    char last = '\n';
+    if (size > 0 && ::pread(fd, &last, 1, size - 1) == 1 && last != '\n') text = "\n" + line;
+    ssize_t written = ::write(fd, text.data(), text.size());
     ::fsync(fd);
     ::close(fd);
-    if (written != static_cast<ssize_t>(line.size())) throw std::runtime_error(path_ + ": short write");
+    if (written != static_cast<ssize_t>(text.size()))
+        throw std::runtime_error(path_ + ": short write (is the disk full?); the trial was not logged");
     keys_.insert(t.measurement_key());
     trials_.push_back(t);
 }

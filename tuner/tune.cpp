@@ -258,9 +258,21 @@ int tune(const TuneOptions &options) {
         for (unsigned char c : g.label()) h = (h ^ c) * 1099511628211ull;
         g.sampler = std::make_unique<Sampler>(space, h);
         g.queue.push_back(space.defaults());
+        // Every seed is also tried with each other value of the knobs added
+        // in the op's current knob-space version (where legal as it is): the
+        // committed records predate those knobs.
         auto seed = [&](const std::string &op_name, Device device, const Structure &structure, const Knobs &knobs) {
-            if (op_name == g.op && device == g.device && structure == g.structure && space.check(knobs).empty())
-                g.queue.push_back(knobs);
+            if (op_name != g.op || device != g.device || !(structure == g.structure) || !space.check(knobs).empty())
+                return;
+            g.queue.push_back(knobs);
+            for (const Knob &knob : space.knobs) {
+                if (knob.since_version != op->knob_space_version || knob.since_version == 1) continue;
+                for (int value : knob.values) {
+                    Knobs variant = knobs;
+                    variant[knob.name] = value;
+                    if (value != knobs.at(knob.name) && space.check(variant).empty()) g.queue.push_back(variant);
+                }
+            }
         };
         for (const StructureDefault &d : structure_defaults) seed(d.op, d.device, d.structure, d.knobs);
         for (const std::string &klass : classes) {
