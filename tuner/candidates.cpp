@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <csignal>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,9 +30,16 @@ std::string Candidate::function_name() const {
 }
 
 int run_process(const std::vector<std::string> &argv, const std::string &log, double timeout_s) {
+    const pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) return -1;
     if (pid == 0) {
+        // Die with the tuner: a generator or measuring child must not outlive
+        // a kill -9 of the tuner (the forking thread waits for the child, so
+        // it outlives it in normal runs). The getppid check closes the race
+        // with a parent that died before the prctl.
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(127);
         int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (fd >= 0) {
             dup2(fd, 1);

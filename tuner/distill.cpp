@@ -112,6 +112,17 @@ int distill(const DistillOptions &options) {
     int stale = 0;
     for (const Trial &t : log.trials()) {
         if (t.status != "ok") continue;
+        // A trial the build would refuse as a record (a knob unknown to the
+        // op's space, an illegal value or structure, no time) never becomes
+        // one: the next configure step would stop on it.
+        const OpSchema *op = find_op(t.op);
+        std::string illegal = !op ? "unknown op " + t.op : op->check_structure(t.structure);
+        if (illegal.empty() && !(t.median_ms > 0)) illegal = "median_ms " + std::to_string(t.median_ms);
+        if (illegal.empty()) illegal = op->space(t.device, t.structure).check(t.knobs);
+        if (!illegal.empty()) {
+            std::cerr << "gradtune distill: skipping a trial of " << t.op << " " << t.shape_id << ": " << illegal << "\n";
+            continue;
+        }
         // Valid as records are (Halide and knob-space version), and of this
         // machine's class (the log is per class; a trial of another class's
         // target would be mislabelled).
@@ -144,10 +155,14 @@ int distill(const DistillOptions &options) {
             file.target_class = klass;
             const fs::path path = dir / (t->op + ".json");
             if (fs::exists(path)) {
+                // A file we cannot read (cut, garbage, a newer schema) is never
+                // overwritten: its records would be lost.
                 try {
                     file.records = read_record_file(path.string()).records;
                 } catch (const std::exception &e) {
-                    std::cerr << "gradtune distill: replacing unreadable " << path << ": " << e.what() << "\n";
+                    std::cerr << "gradtune distill: error: " << e.what()
+                              << "\n  (nothing written: mend or move the file, then run distill again)\n";
+                    return 2;
                 }
             }
         }

@@ -107,7 +107,13 @@ int main(int argc, char **argv) {
     measure_cmd->group("");
     measure_cmd->add_option("--batch", batch_path)->required();
 
-    CLI11_PARSE(app, argc, argv);
+    // Usage errors exit 2, as every other refusal of the command does.
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError &e) {
+        const int rc = app.exit(e);
+        return rc == 0 ? 0 : 2;
+    }
 
     try {
         if (*tune_cmd) {

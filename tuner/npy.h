@@ -1,6 +1,7 @@
-// NumPy .npy files (format versions 1-3, little-endian, C order): the tensor
-// format of `gradtune run`. bfloat16 has no .npy dtype: such tensors travel
-// as float32 files.
+// NumPy .npy files (format versions 1-3; little- or big-endian; C or Fortran
+// order, as np.save writes them): the tensor format of `gradtune run`.
+// bfloat16 has no .npy dtype: such tensors travel as float32 files. Every
+// size in the header is checked against the file before memory is allocated.
 #pragma once
 
 #include <string>

@@ -5,6 +5,7 @@
 #include <deque>
 #include <filesystem>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include "gradtune/op_call.h"
@@ -14,11 +15,19 @@ namespace gradtune::tooling {
 
 namespace {
 
-std::vector<std::string> split(const std::string &text, char sep) {
-    std::vector<std::string> parts;
-    std::stringstream in(text);
-    for (std::string part; std::getline(in, part, sep);) parts.push_back(part);
-    return parts;
+// "1,2,3" -> {"1", "2", "3"}; "" -> {}. Every element must be there: "1,,3"
+// and "1,2," are refused (a typo would otherwise change the shape).
+Status split_list(const std::string &text, std::vector<std::string> *parts) {
+    parts->clear();
+    if (text.empty()) return Status::OK();
+    size_t start = 0;
+    for (;;) {
+        const size_t comma = text.find(',', start);
+        parts->push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+        if (parts->back().empty()) return InvalidArgument("an empty element in the list '" + text + "'");
+        if (comma == std::string::npos) return Status::OK();
+        start = comma + 1;
+    }
 }
 
 bool ends_with(const std::string &s, const std::string &suffix) {
@@ -68,7 +77,9 @@ Status parse_attr(const AttrSpec &attr, const std::string &text, AttrValue *out)
     case AttrKind::kString: *out = text; return Status::OK();
     case AttrKind::kIntList: {
         std::vector<int64_t> list;
-        for (const std::string &part : split(text, ',')) {
+        std::vector<std::string> parts;
+        GRADTUNE_RETURN_IF_ERROR(split_list(text, &parts));
+        for (const std::string &part : parts) {
             int64_t v;
             GRADTUNE_RETURN_IF_ERROR(parse_int(part, &v));
             list.push_back(v);
@@ -78,7 +89,9 @@ Status parse_attr(const AttrSpec &attr, const std::string &text, AttrValue *out)
     }
     case AttrKind::kFloatList: {
         std::vector<double> list;
-        for (const std::string &part : split(text, ',')) {
+        std::vector<std::string> parts;
+        GRADTUNE_RETURN_IF_ERROR(split_list(text, &parts));
+        for (const std::string &part : parts) {
             double v;
             GRADTUNE_RETURN_IF_ERROR(parse_float(part, &v));
             list.push_back(v);
@@ -96,8 +109,9 @@ Status parse_tensor(const std::string &value, const std::string &fixed_dtype, Te
     if (ends_with(value, ".npy")) return read_npy(value, out);
     const DataType dtype = fixed_dtype == "int64" ? DataType::kInt64 : DataType::kInt32;
     std::vector<int64_t> values;
-    for (const std::string &part : split(value, ',')) {
-        if (part.empty()) continue;
+    std::vector<std::string> parts;
+    GRADTUNE_RETURN_IF_ERROR(split_list(value, &parts));
+    for (const std::string &part : parts) {
         int64_t v;
         GRADTUNE_RETURN_IF_ERROR(parse_int(part, &v));
         values.push_back(v);
@@ -110,10 +124,12 @@ Status build_call(const OpSpec &spec, const std::vector<std::string> &arguments,
                   std::deque<Tensor> *storage, RunOptions *options) {
     call->op = spec.name;
     std::optional<DataType> t_override;
+    std::set<std::string> given;
     for (const std::string &arg : arguments) {
         const auto eq = arg.find('=');
         if (eq == std::string::npos) return InvalidArgument("expected name=value, got '" + arg + "'");
         const std::string name = arg.substr(0, eq), value = arg.substr(eq + 1);
+        if (!given.insert(name).second) return InvalidArgument(name + "= is given twice");
         if (name == "device") {
             auto device = device_from_string(value);
             if (!device) return InvalidArgument("device must be cpu or cuda");
@@ -180,6 +196,15 @@ int run_command(const std::string &op, const std::vector<std::string> &arguments
     if (st.ok() && output_paths.size() > spec->outputs.size())
         st = InvalidArgument(op + " has " + std::to_string(spec->outputs.size()) + " output(s), got " +
                              std::to_string(output_paths.size()) + " -o");
+    // Refuse output paths that cannot become files before any work is done.
+    for (size_t i = 0; st.ok() && i < output_paths.size(); i++) {
+        const std::string &path = output_paths[i];
+        if (path.empty()) st = InvalidArgument("-o needs a file name");
+        else if (std::filesystem::is_directory(path)) st = InvalidArgument("-o " + path + ": is a directory");
+        for (size_t j = 0; st.ok() && j < i; j++)
+            if (std::filesystem::absolute(output_paths[j]) == std::filesystem::absolute(path))
+                st = InvalidArgument("-o " + path + " is given twice");
+    }
     if (st.ok()) st = RunOp(call, &outputs, options);
     if (!st.ok()) {
         std::cerr << st.ToString() << "\n";
@@ -198,7 +223,15 @@ int run_command(const std::string &op, const std::vector<std::string> &arguments
         }
         written.push_back(temporary);
     }
-    for (size_t i = 0; i < output_paths.size(); i++) std::filesystem::rename(written[i], output_paths[i]);
+    for (size_t i = 0; i < output_paths.size(); i++) {
+        std::error_code error;
+        std::filesystem::rename(written[i], output_paths[i], error);
+        if (error) {
+            for (size_t j = i; j < written.size(); j++) std::remove(written[j].c_str());
+            std::cerr << "InvalidArgument: " << output_paths[i] << ": " << error.message() << "\n";
+            return 2;
+        }
+    }
     if (output_paths.empty()) {
         for (size_t i = 0; i < outputs.size(); i++)
             std::cout << spec->outputs[i] << ": " << DataTypeName(outputs[i].dtype()) << " "

@@ -47,7 +47,7 @@ struct Prepared {
 // int32 (Halide's index type): the padded input, the effective filter and a
 // stride of slack.
 bool FitsKernelIndices(const tf::ConvBackpropSpatialDimension &d) {
-    const int64_t effective_filter = (d.filter_size - 1) * d.dilation + 1;
+    const int64_t effective_filter = tf::EffectiveFilterSize(d.filter_size, d.dilation);
     const int64_t reach = d.input_size + d.forward_pad_before + d.forward_pad_after + effective_filter + d.stride;
     return reach < INT32_MAX && d.output_size * d.stride < INT32_MAX;
 }
@@ -191,7 +191,8 @@ Status Conv2DBackpropFilter::Compute(const ConstTensorRef &input, const ConstTen
                                      const RunOptions &options) {
     Prepared p;
     GRADTUNE_RETURN_IF_ERROR(Prepare(input, filter_sizes, out_backprop, strides, padding, attrs, &p));
-    Tensor result(input.dtype, p.filter_shape);
+    Tensor result;
+    GRADTUNE_RETURN_IF_ERROR(tf::AllocateOutput(input.dtype, p.filter_shape, &result));
     GRADTUNE_RETURN_IF_ERROR(Execute(p, input, out_backprop, result.ref(), options));
     *output = std::move(result);
     return Status::OK();

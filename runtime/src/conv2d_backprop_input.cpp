@@ -46,7 +46,7 @@ struct Prepared {
 // int32 (Halide's index type): the padded input, the effective filter and a
 // stride of slack.
 bool FitsKernelIndices(const tf::ConvBackpropSpatialDimension &d) {
-    const int64_t effective_filter = (d.filter_size - 1) * d.dilation + 1;
+    const int64_t effective_filter = tf::EffectiveFilterSize(d.filter_size, d.dilation);
     const int64_t reach = d.input_size + d.forward_pad_before + d.forward_pad_after + effective_filter + d.stride;
     return reach < INT32_MAX && d.output_size * d.stride < INT32_MAX;
 }
@@ -182,7 +182,8 @@ Status Conv2DBackpropInput::Compute(const ConstTensorRef &input_sizes, const Con
                                     const RunOptions &options) {
     Prepared p;
     GRADTUNE_RETURN_IF_ERROR(Prepare(input_sizes, filter, out_backprop, strides, padding, attrs, &p));
-    Tensor result(filter.dtype, p.input_shape);
+    Tensor result;
+    GRADTUNE_RETURN_IF_ERROR(tf::AllocateOutput(filter.dtype, p.input_shape, &result));
     GRADTUNE_RETURN_IF_ERROR(Execute(p, filter, out_backprop, result.ref(), options));
     *output = std::move(result);
     return Status::OK();

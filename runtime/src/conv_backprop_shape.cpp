@@ -32,7 +32,7 @@ Status ExtractAndVerifyDimension(std::string_view label, const std::vector<int64
             << " dilation: " << dim->dilation;
         return InvalidArgument(out.str());
     }
-    const int64_t effective_filter_size = (dim->filter_size - 1) * dim->dilation + 1;
+    const int64_t effective_filter_size = EffectiveFilterSize(dim->filter_size, dim->dilation);
     dim->expanded_output_size = (dim->output_size - 1) * dim->stride + 1;
     const int64_t padded_out_size = dim->input_size + effective_filter_size - 1;
     dim->pad_before = effective_filter_size - 1 - padding_before;

@@ -187,7 +187,8 @@ Status DepthwiseConv2dNative::Compute(const ConstTensorRef &input, const ConstTe
                                       const Attrs &attrs, const RunOptions &options) {
     Prepared p;
     GRADTUNE_RETURN_IF_ERROR(Prepare(input, filter, strides, padding, attrs, &p));
-    Tensor result(input.dtype, p.output_shape);
+    Tensor result;
+    GRADTUNE_RETURN_IF_ERROR(tf::AllocateOutput(input.dtype, p.output_shape, &result));
     GRADTUNE_RETURN_IF_ERROR(Execute(p, input, filter, result.ref(), options));
     *output = std::move(result);
     return Status::OK();

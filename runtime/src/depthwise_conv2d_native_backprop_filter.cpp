@@ -187,7 +187,8 @@ Status DepthwiseConv2dNativeBackpropFilter::Compute(const ConstTensorRef &input,
                                                     Tensor *output, const Attrs &attrs, const RunOptions &options) {
     Prepared p;
     GRADTUNE_RETURN_IF_ERROR(Prepare(input, filter_sizes, out_backprop, strides, padding, attrs, &p));
-    Tensor result(input.dtype, p.filter_shape);
+    Tensor result;
+    GRADTUNE_RETURN_IF_ERROR(tf::AllocateOutput(input.dtype, p.filter_shape, &result));
     GRADTUNE_RETURN_IF_ERROR(Execute(p, input, out_backprop, result.ref(), options));
     *output = std::move(result);
     return Status::OK();

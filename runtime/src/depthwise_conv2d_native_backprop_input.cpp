@@ -184,7 +184,8 @@ Status DepthwiseConv2dNativeBackpropInput::Compute(const ConstTensorRef &input_s
                                                    Tensor *output, const Attrs &attrs, const RunOptions &options) {
     Prepared p;
     GRADTUNE_RETURN_IF_ERROR(Prepare(input_sizes, filter, out_backprop, strides, padding, attrs, &p));
-    Tensor result(filter.dtype, p.input_shape);
+    Tensor result;
+    GRADTUNE_RETURN_IF_ERROR(tf::AllocateOutput(filter.dtype, p.input_shape, &result));
     GRADTUNE_RETURN_IF_ERROR(Execute(p, filter, out_backprop, result.ref(), options));
     *output = std::move(result);
     return Status::OK();

@@ -205,7 +205,8 @@ Status FractionalAvgPool::Compute(const ConstTensorRef &value, const std::vector
                                   const RunOptions &options) {
     Prepared p;
     GRADTUNE_RETURN_IF_ERROR(Prepare(value, pooling_ratio, attrs, &p));
-    Tensor result(value.dtype, p.output_shape);
+    Tensor result;
+    GRADTUNE_RETURN_IF_ERROR(tf::AllocateOutput(value.dtype, p.output_shape, &result));
     Tensor rows(DataType::kInt64, {p.output_shape[1] + 1});
     Tensor cols(DataType::kInt64, {p.output_shape[2] + 1});
     GRADTUNE_RETURN_IF_ERROR(Execute(p, value, result.ref(), rows.ref(), cols.ref(), options));

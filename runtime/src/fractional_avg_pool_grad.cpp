@@ -228,7 +228,8 @@ Status Execute(const Prepared &p, const ConstTensorRef &out_backprop, const Tens
     Tensor scratch;
     TensorRef target = output;
     if (partial) {
-        scratch = Tensor(output.dtype, {out_backprop.shape[0], in[1], in[2], out_backprop.shape[3]});
+        GRADTUNE_RETURN_IF_ERROR(
+            tf::AllocateOutput(output.dtype, {out_backprop.shape[0], in[1], in[2], out_backprop.shape[3]}, &scratch));
         target = scratch.ref();
     }
 
@@ -283,7 +284,8 @@ Status FractionalAvgPoolGrad::Compute(const ConstTensorRef &orig_input_tensor_sh
     Prepared p;
     GRADTUNE_RETURN_IF_ERROR(
         Prepare(orig_input_tensor_shape, out_backprop, row_pooling_sequence, col_pooling_sequence, attrs, &p));
-    Tensor result(out_backprop.dtype, p.input_shape);
+    Tensor result;
+    GRADTUNE_RETURN_IF_ERROR(tf::AllocateOutput(out_backprop.dtype, p.input_shape, &result));
     GRADTUNE_RETURN_IF_ERROR(Execute(p, out_backprop, result.ref(), options));
     *output = std::move(result);
     return Status::OK();

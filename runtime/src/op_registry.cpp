@@ -1,6 +1,8 @@
 // The by-name op layer (gradtune/op_call.h): every op's entry, and helpers to
 // read inputs and attrs from an OpCall.
 #include <algorithm>
+#include <new>
+#include <stdexcept>
 
 #include "dispatch.h"
 #include "op_entry.h"
@@ -113,7 +115,16 @@ const OpSpec *FindOpSpec(std::string_view name) {
 Status RunOp(const OpCall &call, std::vector<Tensor> *outputs, const RunOptions &options) {
     const internal::OpEntry *e = internal::find_entry(call.op);
     if (!e) return InvalidArgument("Op type not registered '" + call.op + "'");
-    return e->run(call, outputs, options);
+    // status.h promises that nothing throws across the API: an allocation
+    // that fails anywhere below (sequences, scratch buffers) is TF's
+    // ResourceExhausted, anything else a bug reported as Internal.
+    try {
+        return e->run(call, outputs, options);
+    } catch (const std::bad_alloc &) {
+        return ResourceExhausted("OOM when running " + call.op + " on /job:localhost/replica:0/task:0/device:CPU:0");
+    } catch (const std::exception &error) {
+        return Internal(call.op + ": " + error.what());
+    }
 }
 
 Status DescribeCall(const OpCall &call, CallInfo *info) {

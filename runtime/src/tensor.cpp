@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <stdexcept>
 #include <sstream>
 
 namespace gradtune {
@@ -64,9 +66,26 @@ int64_t NumElements(const std::vector<int64_t> &shape) {
     return n;
 }
 
+namespace {
+
+// The byte count of a tensor; throws std::length_error where it overflows
+// (an element count that wraps would allocate a buffer smaller than the
+// shape, and every later access would run past it).
+size_t byte_count(DataType dtype, const std::vector<int64_t> &shape) {
+    uint64_t bytes = static_cast<uint64_t>(DataTypeSize(dtype));
+    for (int64_t dim : shape) {
+        if (dim < 0) return 0;  // an invalid shape holds nothing (validated by the ops)
+        if (dim != 0 && bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / static_cast<uint64_t>(dim))
+            throw std::length_error("gradtune::Tensor: shape " + ShapeString(shape) + " holds more bytes than memory");
+        bytes *= static_cast<uint64_t>(dim);
+    }
+    return static_cast<size_t>(bytes);
+}
+
+}  // namespace
+
 Tensor::Tensor(DataType dtype, std::vector<int64_t> shape)
-    : dtype_(dtype), shape_(std::move(shape)),
-      bytes_(static_cast<size_t>(std::max<int64_t>(NumElements(shape_), 0)) * DataTypeSize(dtype)) {}
+    : dtype_(dtype), shape_(std::move(shape)), bytes_(byte_count(dtype_, shape_)) {}
 
 uint16_t FloatToHalfBits(float value) {
     uint32_t f;

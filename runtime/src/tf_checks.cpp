@@ -5,6 +5,27 @@
 
 namespace gradtune::tf {
 
+Status AllocateOutput(DataType dtype, const std::vector<int64_t> &shape, Tensor *out) {
+    auto oom = [&] {
+        return ResourceExhausted("OOM when allocating tensor with shape" + ShapeString(shape) + " and type " +
+                                 DataTypeString(dtype) +
+                                 " on /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu");
+    };
+    uint64_t bytes = static_cast<uint64_t>(DataTypeSize(dtype));
+    for (int64_t dim : shape) {
+        if (dim < 0) return InvalidArgument("Dimension " + std::to_string(dim) + " must be >= 0");
+        if (dim != 0 && bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / static_cast<uint64_t>(dim))
+            return oom();
+        bytes *= static_cast<uint64_t>(dim);
+    }
+    try {
+        *out = Tensor(dtype, shape);
+    } catch (const std::exception &) {  // std::bad_alloc, std::length_error
+        return oom();
+    }
+    return Status::OK();
+}
+
 Status ParsePadding(std::string_view text, Padding *padding) {
     if (text == "SAME") *padding = Padding::kSame;
     else if (text == "VALID") *padding = Padding::kValid;
@@ -82,20 +103,27 @@ Status GetWindowedOutputSizeVerbose(int64_t input_size, int64_t filter_size, int
     if (dilation_rate < 1)
         return InvalidArgument("Dilation rate must be >= 1, but got " + std::to_string(dilation_rate));
     // C++ integer division truncates toward zero, as TF's does.
-    const int64_t effective_filter_size = (filter_size - 1) * dilation_rate + 1;
+    // The sizes are computed in 128 bits and saturated: TF's int64 arithmetic
+    // overflows (undefined behaviour) for sizes and attrs near the limits.
+    const int64_t effective_filter_size = EffectiveFilterSize(filter_size, dilation_rate);
+    auto saturate = [](__int128 v) {
+        constexpr __int128 limit = __int128{1} << 62;
+        return static_cast<int64_t>(v > limit ? limit : v < -limit ? -limit : v);
+    };
+    const __int128 input = input_size, filter = effective_filter_size, step = stride;
     switch (padding) {
     case Padding::kValid:
-        *output_size = (input_size - effective_filter_size + stride) / stride;
+        *output_size = saturate((input - filter + step) / step);
         *pad_before = *pad_after = 0;
         break;
     case Padding::kExplicit:
-        *output_size = (input_size + *pad_before + *pad_after - effective_filter_size + stride) / stride;
+        *output_size = saturate((input + *pad_before + *pad_after - filter + step) / step);
         break;
     case Padding::kSame: {
-        *output_size = (input_size + stride - 1) / stride;
-        const int64_t needed = std::max<int64_t>(0, (*output_size - 1) * stride + effective_filter_size - input_size);
-        *pad_before = needed / 2;
-        *pad_after = needed - *pad_before;
+        *output_size = saturate((input + step - 1) / step);
+        const __int128 needed = std::max<__int128>(0, (__int128{*output_size} - 1) * step + filter - input);
+        *pad_before = saturate(needed / 2);
+        *pad_after = saturate(needed - needed / 2);
         break;
     }
     }

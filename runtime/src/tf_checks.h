@@ -16,6 +16,11 @@ namespace gradtune::tf {
 enum class Padding { kSame, kValid, kExplicit };
 enum class DataFormat { kNHWC, kNCHW };
 
+// A new output tensor of `shape`, or TF's ResourceExhausted where it cannot
+// be allocated (a byte count beyond the address space, or the allocation
+// failing): never an exception, never an empty tensor that claims elements.
+Status AllocateOutput(DataType dtype, const std::vector<int64_t> &shape, Tensor *out);
+
 // Attr validation of the op definition ("Value for attr 'padding' of ...").
 Status ParsePadding(std::string_view text, Padding *padding);
 Status ParseDataFormat(std::string_view text, DataFormat *format);
@@ -52,6 +57,16 @@ private:
     std::vector<int64_t> dims_;
     int64_t num_elements_ = 1;
 };
+
+// (filter_size - 1) * dilation + 1, saturated to +-2^61 instead of
+// overflowing (TF computes it in int64 without a check: undefined behaviour
+// for a filter size and dilation near the int limits). A saturated size is
+// larger than any input, so the checks that follow refuse the call.
+inline int64_t EffectiveFilterSize(int64_t filter_size, int64_t dilation) {
+    constexpr __int128 limit = __int128{1} << 61;
+    const __int128 size = (static_cast<__int128>(filter_size) - 1) * dilation + 1;
+    return static_cast<int64_t>(size > limit ? limit : size < -limit ? -limit : size);
+}
 
 // FastBoundsCheck(value, INT32_MAX): the TF "... too large" checks.
 inline bool FitsInt32(int64_t value) {

@@ -53,4 +53,92 @@ grep -qx "InvalidArgument: Current implementation only supports equal length str
 GRADTUNE_VERBOSE=1 "$gradtune" run DepthwiseConv2dNativeBackpropInput input_sizes=1,2,3,2 filter="$work/filter.npy" \
   out_backprop="$work/dy0.npy" strides=1,1,1,1 padding=VALID -o "$work/v.npy" 2>"$work/verbose.txt"
 grep -q "^gradtune_verbose,cpu,DepthwiseConv2dNativeBackpropInput,float32,NHWC," "$work/verbose.txt"
+
+# .npy files NumPy writes and reads: Fortran order and big-endian give the
+# same result as the C-order little-endian file.
+"$python" - "$work" <<'PY'
+import numpy as np, struct, sys
+w = sys.argv[1]
+f = np.arange(1, 17, dtype=np.float32).reshape(2, 2, 2, 2)
+np.save(f"{w}/filter_fortran.npy", np.asfortranarray(f))
+np.save(f"{w}/filter_big.npy", f.astype(">f4"))
+# A valid header padded with 30000 spaces (NumPy reads it; a regex parser
+# overflowed its stack on it).
+header = ("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2, 2, 2), }" + " " * 30000 + "\n").encode()
+open(f"{w}/filter_long.npy", "wb").write(b"\x93NUMPY\x02\x00" + struct.pack("<I", len(header)) + header + f.tobytes())
+assert (np.load(f"{w}/filter_long.npy", max_header_size=40000) == f).all()
+assert np.load(f"{w}/filter_fortran.npy").flags.f_contiguous
+PY
+for variant in fortran big long; do
+  "$gradtune" run DepthwiseConv2dNativeBackpropInput input_sizes=1,2,3,2 filter="$work/filter_$variant.npy" \
+    out_backprop="$work/dy3.npy" strides=1,1,1,1 padding=VALID -o "$work/dx_$variant.npy"
+  cmp -s "$work/dx_$variant.npy" "$work/dx_float32_3.npy" ||
+    { echo "a $variant .npy file gave another result"; exit 1; }
+done
+
+# Crafted .npy files: each is refused with InvalidArgument, exit 2, at once
+# and without a large allocation (ulimit -v), and nothing is written.
+"$python" - "$work" <<'PY'
+import struct, sys
+w = sys.argv[1]
+def npy(name, header, data=b"", version=1, length=None):
+    h = header.encode()
+    if version == 1:
+        pre = b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h) if length is None else length)
+    else:
+        pre = b"\x93NUMPY\x02\x00" + struct.pack("<I", len(h) if length is None else length)
+    open(f"{w}/{name}.npy", "wb").write(pre + h + data)
+# shape product x element size wraps 64 bits
+npy("wrap", "{'descr': '<f8', 'fortran_order': False, 'shape': (27905, 8681, 49477, 384773), }\n", b"\0" * 4)
+# a header length far beyond the file
+npy("huge_header", "", version=2, length=0xFFFFFFFF)
+# a shape needing 8 GB, with 4 bytes of data
+npy("big_shape", "{'descr': '<f4', 'fortran_order': False, 'shape': (2147483648,), }\n", b"\0" * 4)
+# an unparseable dimension and an empty one
+npy("bad_dim", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, x), }\n", b"\0" * 16)
+npy("empty_dim", "{'descr': '<f4', 'fortran_order': False, 'shape': (2,, 2), }\n", b"\0" * 16)
+PY
+for name in wrap huge_header big_shape bad_dim empty_dim; do
+  set +e
+  ( ulimit -v 4000000; "$gradtune" run DepthwiseConv2dNativeBackpropInput input_sizes=1,2,3,2 filter="$work/$name.npy" \
+      out_backprop="$work/dy0.npy" strides=1,1,1,1 padding=VALID -o "$work/out_$name.npy" ) 2>"$work/err_$name.txt"
+  rc=$?
+  set -e
+  [ "$rc" -eq 2 ] || { echo "$name.npy: exit status $rc, expected 2"; cat "$work/err_$name.txt"; exit 1; }
+  grep -q "^InvalidArgument: .*$name.npy: not a supported .npy file" "$work/err_$name.txt" ||
+    { echo "$name.npy: unexpected error:"; cat "$work/err_$name.txt"; exit 1; }
+  [ ! -e "$work/out_$name.npy" ] || { echo "$name.npy: an output was written"; exit 1; }
+done
+echo "crafted .npy files refused: wrap huge_header big_shape bad_dim empty_dim"
+
+# Output paths that cannot be files: refused before the call, nothing left behind.
+mkdir -p "$work/outdir"
+for out in "$work/outdir" ""; do
+  set +e
+  "$gradtune" run DepthwiseConv2dNativeBackpropInput input_sizes=1,2,3,2 filter="$work/filter.npy" \
+    out_backprop="$work/dy0.npy" strides=1,1,1,1 padding=VALID -o "$out" 2>"$work/err_out.txt"
+  rc=$?
+  set -e
+  [ "$rc" -eq 2 ] || { echo "-o '$out': exit status $rc, expected 2"; exit 1; }
+  grep -q "^InvalidArgument: " "$work/err_out.txt" || { cat "$work/err_out.txt"; exit 1; }
+done
+[ -z "$(find "$work" -name '*.tmp.npy')" ] || { echo "a temporary output was left behind"; exit 1; }
+
+# Sloppy arguments: an empty list element, a trailing comma, a repeated name,
+# no op at all: each is refused with exit status 2.
+refuse() {
+  set +e
+  "$gradtune" "$@" >"$work/sloppy.out" 2>"$work/sloppy.err"
+  local rc=$?
+  set -e
+  [ "$rc" -eq 2 ] || { echo "gradtune $*: exit status $rc, expected 2"; cat "$work/sloppy.err"; exit 1; }
+}
+base=(filter="$work/filter.npy" out_backprop="$work/dy0.npy" padding=VALID)
+refuse run DepthwiseConv2dNativeBackpropInput input_sizes=1,,3,2 "${base[@]}" strides=1,1,1,1
+grep -q "^InvalidArgument: an empty element in the list '1,,3,2'" "$work/sloppy.err" || { cat "$work/sloppy.err"; exit 1; }
+refuse run DepthwiseConv2dNativeBackpropInput input_sizes=1,2,3,2 "${base[@]}" strides=1,1,1,1,
+refuse run DepthwiseConv2dNativeBackpropInput input_sizes=1,2,3,2 "${base[@]}" strides=1,1,1,1 strides=1,2,2,1
+grep -q "^InvalidArgument: strides= is given twice" "$work/sloppy.err" || { cat "$work/sloppy.err"; exit 1; }
+refuse run
+echo "sloppy arguments refused"
 echo "gradtune run OK"

@@ -13,6 +13,7 @@ enum class StatusCode {
     kInvalidArgument,  // TF's InvalidArgument: bad shapes, attrs or values
     kUnimplemented,    // TF's Unimplemented
     kUnavailable,      // the device asked for is not present (no GPU)
+    kResourceExhausted,  // TF's ResourceExhausted: an output TF could not allocate either
     kInternal,         // a kernel failed; a bug in gradtune
 };
 
@@ -47,6 +48,9 @@ inline Status Internal(std::string message) {
 }
 inline Status Unavailable(std::string message) {
     return Status(StatusCode::kUnavailable, std::move(message));
+}
+inline Status ResourceExhausted(std::string message) {
+    return Status(StatusCode::kResourceExhausted, std::move(message));
 }
 
 }  // namespace gradtune
