@@ -18,6 +18,7 @@
 #include "gradtune/gradtune.h"
 #include "measure.h"
 #include "records.h"
+#include "roofline.h"
 #include "suite.h"
 #ifdef GRADTUNE_HAVE_ONEDNN
 #include "onednn_baseline.h"
@@ -75,6 +76,11 @@ int main(int argc, char **argv) {
     CLI11_PARSE(app, argc, argv);
 
     std::vector<SuiteEntry> suite = suite_path.empty() ? default_suite(ops, batches) : load_suite(suite_path);
+    // Measured first, with nothing else running: every row's fraction of its bound.
+    const bench::Roofline roof = bench::measure_roofline(halide_threads());
+    std::cerr << "[bench] roofline: FMA peak " << fixed(roof.fma_gflops, 0) << " GFLOP/s (" << roof.lanes
+              << " float32 lanes), DRAM copy " << fixed(roof.dram_gbs, 1) << " GB/s, " << roof.threads
+              << " threads\n";
     std::vector<Row> rows;
     for (const SuiteEntry &e : suite) {
         if (!FindOpSpec(e.op)) continue;
@@ -128,6 +134,10 @@ int main(int argc, char **argv) {
        << "Machine: " << cpu_model() << ", " << halide_threads() << " threads; target class "
        << build_info().target_class() << "; Halide " << build_info().halide_version << ".\n"
        << "Times: median over " << measure.samples << " interleaved samples (spread = IQR/median).\n\n"
+       << "Rooflines measured by this run: float32 FMA peak " << fixed(roof.fma_gflops, 0) << " GFLOP/s ("
+       << roof.lanes << " lanes, " << roof.threads << " threads), DRAM " << fixed(roof.dram_gbs, 1)
+       << " GB/s (copy, bytes read + written). \"roofline\" = tuned throughput / the bound of the row: FMA peak for "
+          "compute-bound rows (GFLOP/s), DRAM for memory-bound ones (GB/s of compulsory traffic).\n\n"
        << "oneDNN columns: " << (with_onednn ? "oneDNN 2.6 on TF's layouts / with weights in its own layout "
                                                "(reorder not timed); tuned/oneDNN < 1 means gradtune is faster."
                                              : "not run.")
@@ -135,6 +145,12 @@ int main(int argc, char **argv) {
        << "| op | shape | N | generic ms (spread) | tuned ms (spread) | speedup | tuned throughput | served by "
           "| oneDNN TF-layout / own-layout ms | tuned / best oneDNN |\n"
        << "|---|---|---|---|---|---|---|---|---|---|\n";
+    auto roofline_text = [&](const Row &r) {
+        const double seconds = r.tuned.median_ms / 1000;
+        const double fraction = r.entry.memory_bound ? r.entry.bytes / seconds / 1e9 / roof.dram_gbs
+                                                     : r.entry.flops / seconds / 1e9 / roof.fma_gflops;
+        return r.entry.flops > 0 || r.entry.bytes > 0 ? " (" + fixed(100 * fraction, 0) + "% of roofline)" : "";
+    };
     std::map<std::string, std::pair<double, int>> per_op;
     // Per op: log-sum and count of best-oneDNN / tuned (> 1: gradtune is
     // faster), its worst row, and how many rows each dispatch tier served.
@@ -162,7 +178,7 @@ int main(int argc, char **argv) {
         md << "| " << r.entry.op << " | " << r.entry.id << " " << r.entry.description << " | " << r.entry.batch << " | "
            << fixed(r.generic.median_ms, 3) << " (" << fixed(r.generic.spread_pct, 0) << "%) | "
            << fixed(r.tuned.median_ms, 3) << " (" << fixed(r.tuned.spread_pct, 0) << "%) | " << fixed(speedup, 2)
-           << "x | " << throughput << " | " << r.served.variant << " (" << r.served.tier << ") | ";
+           << "x | " << throughput << roofline_text(r) << " | " << r.served.variant << " (" << r.served.tier << ") | ";
         if (r.onednn_tf.median_ms > 0) {
             const double best = std::min(r.onednn_tf.median_ms, r.onednn_own.median_ms);
             VsOnednn &v = vs_onednn[r.entry.op];

@@ -185,6 +185,10 @@ std::vector<SuiteEntry> load_suite(const std::string &path) {
         e.op = e.call.at("op").get<std::string>();
         e.batch = row.value("batch", int64_t{1});
         e.description = row.value("description", "");
+        // Optional, for the benchmark's throughput column.
+        e.flops = row.value("flops", 0.0);
+        e.bytes = row.value("bytes", 0.0);
+        e.memory_bound = row.value("memory_bound", false);
         suite.push_back(e);
     }
     return suite;

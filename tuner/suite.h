@@ -26,7 +26,8 @@ struct SuiteEntry {
 std::vector<SuiteEntry> default_suite(const std::vector<std::string> &ops = {},
                                       const std::vector<int64_t> &batches = {1, 32});
 
-// A suite from a JSON file: [{"id": ..., "op": ..., "call": {...}, "description": ...}, ...].
+// A suite from a JSON file: [{"id": ..., "call": {...}, "batch": N, "description": ...,
+// and optionally "flops", "bytes", "memory_bound"}, ...].
 std::vector<SuiteEntry> load_suite(const std::string &path);
 
 }  // namespace gradtune::tooling
