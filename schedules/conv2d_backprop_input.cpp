@@ -70,107 +70,6 @@ int fixed_stride(const Expr &stride) {
     return value ? static_cast<int>(*value) : 1;
 }
 
-// The reduction with the accumulator tile in registers for the whole
-// reduction over the group's output channels and the valid taps.
-void schedule_register_reduction(const Knobs &k, const CpuPlan &plan, Conv2DBackpropInputPipeline &p,
-                                 const Var &tile_loop, int rows) {
-    const Var acc_inner = plan.vectorize_channels ? p.c : p.x;
-    const Var acc_other = plan.vectorize_channels ? p.x : p.c;
-    RVar r_o = p.taps.x, col_tap = p.taps.y, row_tap = p.taps.z;
-    const int block = k.at("channel_block"), unroll = k.at("unroll_reduction");
-    Stage update = p.accumulator.update();
-    p.accumulator.compute_at(p.output, tile_loop)
-        .vectorize(acc_inner, plan.vector, TailStrategy::GuardWithIf)
-        .unroll(acc_inner)
-        .unroll(acc_other)
-        .unroll(p.y);
-
-    // The reduction: register tile innermost, then the group's output
-    // channels, then the taps. With a compile-time stride s > 1 the tile's
-    // columns (rows) are visited one tap phase at a time: x = x_min + s * q +
-    // phase with the phase loop outside the reduction, so every column of
-    // the unrolled body uses the same taps and the tap predicates are
-    // uniform. The tile's columns need not be a multiple of s (GuardWithIf).
-    std::vector<VarOrRVar> tile = {acc_inner}, phases;
-    const int stride_x = fixed_stride(p.stride_width), stride_y = fixed_stride(p.stride_height);
-    if (plan.vectorize_channels && stride_x > 1) {
-        Var quotient("x_quot"), phase("x_phase");
-        update.split(p.x, quotient, phase, stride_x, TailStrategy::GuardWithIf);
-        tile.push_back(quotient);
-        phases.push_back(phase);
-    } else {
-        tile.push_back(acc_other);
-    }
-    if (rows > 1 && stride_y > 1) {
-        Var quotient("y_quot"), phase("y_phase");
-        update.split(p.y, quotient, phase, stride_y, TailStrategy::GuardWithIf);
-        tile.push_back(quotient);
-        phases.push_back(phase);
-    } else if (rows > 1) {
-        tile.push_back(p.y);
-    } else {
-        phases.push_back(p.y);  // a single row: keep it outside the reduction
-    }
-    // Output channels: optionally in blocks of channel_block with the taps
-    // inside a block (the block's filter and out_backprop slices stay in L1
-    // across the taps), the innermost channel loop unrolled by
-    // unroll_reduction.
-    RVar o_block("o_block"), o_in_block("o_in_block"), o_unrolled("o_unrolled"), o_rest("o_rest");
-    std::vector<VarOrRVar> order = tile;
-    RVar channels = r_o;
-    if (block > 0) {
-        update.split(r_o, o_block, o_in_block, block, TailStrategy::GuardWithIf);
-        channels = o_in_block;
-    }
-    if (unroll > 1) {
-        update.split(channels, o_rest, o_unrolled, unroll, TailStrategy::GuardWithIf);
-        order.insert(order.end(), {o_unrolled, o_rest});
-    } else {
-        order.push_back(channels);
-    }
-    order.insert(order.end(), {col_tap, row_tap});
-    if (block > 0) order.push_back(o_block);
-    order.insert(order.end(), phases.begin(), phases.end());
-    update.reorder(order);
-    update.vectorize(acc_inner, plan.vector, TailStrategy::GuardWithIf);
-    for (const VarOrRVar &v : tile) update.unroll(v.var);
-    if (unroll > 1) update.unroll(o_unrolled);
-    if (k.at("unroll_taps")) update.unroll(col_tap).unroll(row_tap);
-}
-
-// block_reduction: the reduction over a task's channel tile in memory,
-// output-channel blocks outermost.
-void schedule_blocked_reduction(const Knobs &k, const CpuPlan &plan, Conv2DBackpropInputPipeline &p, const Loops &l,
-                                int other_size, int rows) {
-    RVar r_o = p.taps.x, col_tap = p.taps.y, row_tap = p.taps.z;
-    const int block = k.at("channel_block"), unroll = k.at("unroll_reduction");
-    Stage update = p.accumulator.update();
-    // The accumulator holds a whole channel tile of the task (all its
-    // columns and rows) in memory; the blocks of `block` output channels
-    // run outermost and the register tiles sweep the task's pixels inside
-    // each block, so a filter block (block x taps x channel tile) is read
-    // from L2 once per task, not once per register tile. Fixed stride 1
-    // only (the space says so): no tap phases.
-    p.accumulator.compute_at(p.output, plan.channel_tasks ? l.task_n : l.inner_tile)
-        .vectorize(p.c, plan.vector, TailStrategy::GuardWithIf);
-    Var x_tile("x_tile"), x_in("x_in"), y_tile("y_tile"), y_in("y_in");
-    RVar o_block("o_block"), o_in_block("o_in_block"), o_unrolled("o_unrolled"), o_rest("o_rest");
-    update.split(p.x, x_tile, x_in, other_size, TailStrategy::GuardWithIf)
-        .split(p.y, y_tile, y_in, rows, TailStrategy::GuardWithIf)
-        .split(r_o, o_block, o_in_block, block, TailStrategy::GuardWithIf);
-    std::vector<VarOrRVar> order = {p.c, x_in, y_in};
-    if (unroll > 1) {
-        update.split(o_in_block, o_rest, o_unrolled, unroll, TailStrategy::GuardWithIf);
-        order.insert(order.end(), {o_unrolled, o_rest});
-    } else {
-        order.push_back(o_in_block);
-    }
-    order.insert(order.end(), {col_tap, row_tap, x_tile, y_tile, o_block});
-    update.reorder(order).vectorize(p.c, plan.vector, TailStrategy::GuardWithIf).unroll(p.c).unroll(x_in).unroll(y_in);
-    if (unroll > 1) update.unroll(o_unrolled);
-    if (k.at("unroll_taps")) update.unroll(col_tap).unroll(row_tap);
-}
-
 void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeline &p) {
     const bool nhwc = s.data_format == "NHWC";
     CpuPlan plan;
@@ -207,11 +106,70 @@ void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeline &
     }
     tile_cpu(p.output, p, small, l, plan.vector, 1, 1, rows_per_task * rows, TailStrategy::GuardWithIf);
 
-    if (k.at("block_reduction")) {
-        schedule_blocked_reduction(k, plan, p, l, other_size, rows);
+    // The accumulator tile lives in registers for the whole reduction over
+    // the group's output channels and the valid taps.
+    const Var acc_inner = plan.vectorize_channels ? p.c : p.x;
+    const Var acc_other = plan.vectorize_channels ? p.x : p.c;
+    p.accumulator.compute_at(p.output, tile_loop)
+        .vectorize(acc_inner, plan.vector, TailStrategy::GuardWithIf)
+        .unroll(acc_inner)
+        .unroll(acc_other)
+        .unroll(p.y);
+
+    // The reduction: register tile innermost, then the group's output
+    // channels, then the taps. With a compile-time stride s > 1 the tile's
+    // columns (rows) are visited one tap phase at a time: x = x_min + s * q +
+    // phase with the phase loop outside the reduction, so every column of
+    // the unrolled body uses the same taps and the tap predicates are
+    // uniform. The tile's columns need not be a multiple of s (GuardWithIf).
+    Stage update = p.accumulator.update();
+    std::vector<VarOrRVar> tile = {acc_inner}, phases;
+    const int stride_x = fixed_stride(p.stride_width), stride_y = fixed_stride(p.stride_height);
+    if (plan.vectorize_channels && stride_x > 1) {
+        Var quotient("x_quot"), phase("x_phase");
+        update.split(p.x, quotient, phase, stride_x, TailStrategy::GuardWithIf);
+        tile.push_back(quotient);
+        phases.push_back(phase);
     } else {
-        schedule_register_reduction(k, plan, p, tile_loop, rows);
+        tile.push_back(acc_other);
     }
+    if (rows > 1 && stride_y > 1) {
+        Var quotient("y_quot"), phase("y_phase");
+        update.split(p.y, quotient, phase, stride_y, TailStrategy::GuardWithIf);
+        tile.push_back(quotient);
+        phases.push_back(phase);
+    } else if (rows > 1) {
+        tile.push_back(p.y);
+    } else {
+        phases.push_back(p.y);  // a single row: keep it outside the reduction
+    }
+    // Output channels: optionally in blocks of channel_block with the taps
+    // inside a block (the block's filter and out_backprop slices stay in L1
+    // across the taps), the innermost channel loop unrolled by
+    // unroll_reduction.
+    RVar r_o = p.taps.x, col_tap = p.taps.y, row_tap = p.taps.z;
+    RVar o_block("o_block"), o_in_block("o_in_block"), o_unrolled("o_unrolled"), o_rest("o_rest");
+    std::vector<VarOrRVar> order = tile;
+    const int block = k.at("channel_block"), unroll = k.at("unroll_reduction");
+    RVar channels = r_o;
+    if (block > 0) {
+        update.split(r_o, o_block, o_in_block, block, TailStrategy::GuardWithIf);
+        channels = o_in_block;
+    }
+    if (unroll > 1) {
+        update.split(channels, o_rest, o_unrolled, unroll, TailStrategy::GuardWithIf);
+        order.insert(order.end(), {o_unrolled, o_rest});
+    } else {
+        order.push_back(channels);
+    }
+    order.insert(order.end(), {col_tap, row_tap});
+    if (block > 0) order.push_back(o_block);
+    order.insert(order.end(), phases.begin(), phases.end());
+    update.reorder(order);
+    update.vectorize(acc_inner, plan.vector, TailStrategy::GuardWithIf);
+    for (const VarOrRVar &v : tile) update.unroll(v.var);
+    if (unroll > 1) update.unroll(o_unrolled);
+    if (k.at("unroll_taps")) update.unroll(col_tap).unroll(row_tap);
 
     if (k.at("stage_out_backprop")) {
         // A zero-padded copy of the task's out_backprop rows, channels

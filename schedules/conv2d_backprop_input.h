@@ -26,7 +26,6 @@ struct Conv2DBackpropInputKnobs {
     Halide::GeneratorParam<int> pack_filter{"pack_filter", 1};
     Halide::GeneratorParam<int> stage_out_backprop{"stage_out_backprop", 1};
     Halide::GeneratorParam<int> vectorize_channels{"vectorize_channels", 1};
-    Halide::GeneratorParam<int> block_reduction{"block_reduction", 0};
     // CUDA
     Halide::GeneratorParam<int> threads_inner{"threads_inner", 32};
     Halide::GeneratorParam<int> threads_other{"threads_other", 4};
@@ -47,7 +46,6 @@ struct Conv2DBackpropInputKnobs {
                 {"pack_filter", pack_filter},
                 {"stage_out_backprop", stage_out_backprop},
                 {"vectorize_channels", vectorize_channels},
-                {"block_reduction", block_reduction},
                 {"threads_inner", threads_inner},
                 {"threads_other", threads_other},
                 {"threads_y", threads_y},

@@ -43,7 +43,6 @@ KnobSpace cpu_space(const Structure &s) {
     const bool nhwc = s.data_format == "NHWC";
     const int filter_h = s.fixed.at("filter_height"), filter_w = s.fixed.at("filter_width");
     const bool fixed_filter = filter_h > 0 && filter_w > 0;
-    const bool unit_stride = s.fixed.at("stride_height") == 1 && s.fixed.at("stride_width") == 1;
     KnobSpace space;
     space.knobs = {
         {"vector_width", {4, 8, 16, 32}, native, "accumulator lanes per vector along the vectorised dimension"},
@@ -61,11 +60,6 @@ KnobSpace cpu_space(const Structure &s) {
         {"pack_filter", {0, 1}, 1, "1: transpose the filter to channel-major once per call (dense vector loads)"},
         {"stage_out_backprop", {0, 1}, 1, "1: copy each task's zero-padded out_backprop slice, channels innermost"},
         {"vectorize_channels", {0, 1}, 1, "NCHW: 1 vectorises along channels, 0 along columns (NHWC: always 1)"},
-        {"block_reduction", {0, 1}, 0,
-         "1: accumulate a channel tile over all the pixels of a task in memory, with the blocks of channel_block "
-         "output channels outermost, so that each filter block is read once per task instead of once per "
-         "register tile (small images with many channels: the filter slice of a channel tile outgrows L2)",
-         2},
     };
     space.constraint = [=](const Knobs &k) -> std::string {
         const int vector_bytes = k.at("vector_width") * bytes;
@@ -83,13 +77,6 @@ KnobSpace cpu_space(const Structure &s) {
         if (nhwc && !k.at("vectorize_channels")) return "NHWC always vectorises along channels";
         if (k.at("channel_tasks") && k.at("channel_outer"))
             return "channel_tasks already puts channel tiles outside the spatial tiles";
-        if (k.at("block_reduction")) {
-            if (!k.at("vectorize_channels")) return "block_reduction vectorises along channels";
-            if (!k.at("channel_outer") && !k.at("channel_tasks"))
-                return "block_reduction needs channel tiles outside the spatial tiles (channel_outer or channel_tasks)";
-            if (!k.at("channel_block")) return "block_reduction needs a channel_block";
-            if (!unit_stride) return "block_reduction needs a fixed stride of 1";
-        }
         return "";
     };
     return space;
@@ -122,8 +109,7 @@ OpSchema conv2d_backprop_input_schema() {
     op.structure_params = {"dilation_height", "dilation_width", "filter_height", "filter_width",
                            "groups",          "stride_height",  "stride_width"};
     op.devices = {Device::cpu, Device::cuda};
-    // 2: block_reduction added (its default 0 is version 1's schedule).
-    op.knob_space_version = 2;  // bump when a knob is added or its meaning changes
+    op.knob_space_version = 1;  // bump when a knob's meaning changes
     op.space = [](Device device, const Structure &s) {
         return device == Device::cpu ? cpu_space(s) : cuda_space(s);
     };

@@ -142,27 +142,32 @@ TEST_CASE("target classes", "[records]") {
 }
 
 TEST_CASE("a record of an older knob-space version reads with the knobs added since at their defaults", "[records]") {
-    // Conv2DBackpropInput's version 2 added block_reduction (default 0: the
-    // version-1 schedule); a version-1 record without it stays valid.
-    const OpSchema *op = find_op("Conv2DBackpropInput");
-    REQUIRE(op->knob_space_version >= 2);
-    Record r;
-    r.op = op->name;
-    r.structure = {"float32", "NHWC",
-                   {{"dilation_height", 1}, {"dilation_width", 1}, {"filter_height", 3}, {"filter_width", 3},
-                    {"groups", 1}, {"stride_height", 1}, {"stride_width", 1}}};
-    r.padding = "SAME";
-    r.shape = {{"N", 1}, {"H", 7}, {"W", 7}, {"C", 512}, {"O", 512}};
-    r.knobs = op->space(Device::cpu, r.structure).defaults();
-    r.knobs.erase("block_reduction");
-    r.knob_space_version = 1;
-    r.median_ms = 1;
-    r.target = "x86-64-linux-avx2";
-    r.halide_version = "21.0.0";
-    const std::string path = temp_file("v1.json");
-    write_record_file(path, {r.op, "x86-64-linux-avx2", {r}});
-    const Record back = read_record_file(path).records.at(0);
-    CHECK(back.knob_space_version == op->knob_space_version);
-    CHECK(back.knobs.at("block_reduction") == 0);
-    CHECK(staleness(back, "21.0.0").empty());
+    // An op whose version 2 added a knob (default 0: what version 1 did) and
+    // whose version 3 kept both knobs' meanings: records of versions 1 and 2
+    // upgrade; raising compatible_since makes version 1 stale.
+    OpSchema op;
+    op.name = "Synthetic";
+    op.knob_space_version = 3;
+    op.space = [](Device, const Structure &) {
+        KnobSpace space;
+        space.knobs = {{"tile", {1, 2, 4}, 2, "an old knob"}, {"added", {0, 1}, 0, "added in version 2", 2}};
+        return space;
+    };
+    const Structure structure{"float32", "NHWC", {}};
+    Knobs knobs = {{"tile", 4}};
+    int version = 1;
+    CHECK(op.upgrade(Device::cpu, structure, &version, &knobs).empty());
+    CHECK(version == 3);
+    CHECK(knobs == Knobs{{"tile", 4}, {"added", 0}});
+    knobs = {{"tile", 4}, {"added", 1}};
+    version = 2;
+    CHECK(op.upgrade(Device::cpu, structure, &version, &knobs).empty());
+    CHECK(knobs.at("added") == 1);  // a value the record chose is kept
+    op.compatible_since = 2;
+    knobs = {{"tile", 4}};
+    version = 1;
+    CHECK(op.upgrade(Device::cpu, structure, &version, &knobs).find("compatible since 2") != std::string::npos);
+    CHECK(version == 1);
+    version = 4;  // from a newer build
+    CHECK(!op.upgrade(Device::cpu, structure, &version, &knobs).empty());
 }
