@@ -218,7 +218,7 @@ int main(int argc, char **argv) {
     // How the structure defaults were chosen.
     std::vector<StructureDefault> defaults;
     try {
-        defaults = read_structure_defaults(build_info().source_dir + "/schedules/defaults");
+        defaults = read_structure_defaults(build_info().defaults_dir());
     } catch (const std::exception &e) {
         md << "\nStructure defaults unreadable: " << e.what() << "\n";
     }

@@ -22,6 +22,8 @@ struct BuildInfo {
 
     const std::string &target(Device device) const { return device == Device::cpu ? cpu_target : cuda_target; }
     std::string target_class() const;
+    // schedules/defaults of the source tree: the structure defaults.
+    std::string defaults_dir() const { return source_dir + "/schedules/defaults"; }
 };
 
 const BuildInfo &build_info();

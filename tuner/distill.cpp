@@ -21,7 +21,8 @@ namespace {
 // ratio to each shape's best is lowest. The tuner seeds every group with the
 // records of every class and the previous default, so the choice ranges over
 // all of them (and the tuner's own candidates), measured side by side here.
-void distill_defaults(const TrialLog &log, const DistillOptions &options, const std::string &klass) {
+void distill_defaults(const std::vector<const Trial *> &usable, const DistillOptions &options,
+                      const std::string &klass) {
     struct Group {
         const Trial *first = nullptr;
         std::map<std::string, double> best;  // shape key -> best time
@@ -29,11 +30,8 @@ void distill_defaults(const TrialLog &log, const DistillOptions &options, const 
         std::map<std::string, Knobs> knobs;
     };
     std::map<std::string, Group> groups;
-    const BuildInfo &info = build_info();
-    for (const Trial &t : log.trials()) {
-        if (t.status != "ok" || t.median_ms <= 0 || !staleness(t, info.halide_version).empty() ||
-            target_class(t.target) != klass)
-            continue;
+    for (const Trial *trial : usable) {
+        const Trial &t = *trial;
         Group &g = groups[t.op + "|" + to_string(t.device) + "|" + t.structure.key()];
         if (!g.first) g.first = &t;
         const std::string shape = t.shape_key(), text = knobs_text(t.knobs);
@@ -107,7 +105,8 @@ int distill(const DistillOptions &options) {
         std::cerr << "gradtune distill: no trials in " << options.log_path << " (run gradtune tune first)\n";
         return 2;
     }
-    // Best ok trial per record key, from trials that still fit this build.
+    // The ok trials that still fit this build; the best per record key.
+    std::vector<const Trial *> usable;
     std::map<std::string, const Trial *> best;
     int stale = 0;
     for (const Trial &t : log.trials()) {
@@ -131,6 +130,7 @@ int distill(const DistillOptions &options) {
             stale++;
             continue;
         }
+        usable.push_back(&t);
         const std::string key = t.op + "|" + to_string(t.device) + "|" + t.structure.key() + "|" + t.shape_key();
         auto it = best.find(key);
         if (it == best.end() || t.median_ms < it->second->median_ms) best[key] = &t;
@@ -198,7 +198,7 @@ int distill(const DistillOptions &options) {
         write_record_file(path, file);
         std::cerr << "gradtune distill: " << path << ": " << file.records.size() << " record(s)\n";
     }
-    if (!options.defaults_dir.empty()) distill_defaults(log, options, klass);
+    if (!options.defaults_dir.empty()) distill_defaults(usable, options, klass);
     for (const auto &[key, t] : best) {
         const double speedup = t->generic_median_ms / t->median_ms;
         std::cerr << "  " << t->op << " " << t->shape_id << " " << t->shape_key() << ": " << speedup

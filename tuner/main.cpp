@@ -72,8 +72,7 @@ int main(int argc, char **argv) {
                      "a candidate whose first call takes this many times the generic's is logged slow, not timed")
         ->capture_default_str();
 
-    DistillOptions distill_options{default_log_path(), build_info().records_dir,
-                                   build_info().source_dir + "/schedules/defaults"};
+    DistillOptions distill_options{default_log_path(), build_info().records_dir, build_info().defaults_dir()};
     auto *distill_cmd = app.add_subcommand("distill", "best trial per shape -> committed records");
     distill_cmd->add_option("--log", distill_options.log_path, "trials log")->capture_default_str();
     distill_cmd->add_option("--records-dir", distill_options.records_dir, "records root")->capture_default_str();

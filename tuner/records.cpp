@@ -330,6 +330,17 @@ std::string class_arch(const std::string &klass) { return klass.substr(0, klass.
 
 }  // namespace
 
+std::vector<std::string> record_classes(const std::string &records_dir, const std::string &klass) {
+    std::vector<std::string> classes;
+    if (fs::is_directory(records_dir))
+        for (const auto &entry : fs::directory_iterator(records_dir))
+            if (entry.is_directory()) classes.push_back(entry.path().filename().string());
+    std::sort(classes.begin(), classes.end(), [&](const std::string &a, const std::string &b) {
+        return std::make_pair(class_distance(a, klass), a) < std::make_pair(class_distance(b, klass), b);
+    });
+    return classes;
+}
+
 int class_distance(const std::string &from, const std::string &to) {
     if (from == to) return 0;
     const bool same_isa = class_isa(from) == class_isa(to) && class_arch(from) == class_arch(to);

@@ -102,6 +102,11 @@ std::string staleness(const T &r, const std::string &halide_version) {
 // architecture, 4 anything else.
 int class_distance(const std::string &from, const std::string &to);
 
+// The class folders of `records_dir` (none where it does not exist), nearest
+// to `klass` first (class_distance, then name): the order in which the build
+// takes records and the tuner seeds from them.
+std::vector<std::string> record_classes(const std::string &records_dir, const std::string &klass);
+
 // The target class of a Halide target string: arch-bits-os plus its most
 // specific CPU feature level, e.g. "x86-64-linux-avx512_zen5". Records are
 // kept per class.

@@ -135,7 +135,6 @@ int main(int argc, char **argv) {
         // Structure defaults: one variant per structure group, whatever the class.
         int defaults = 0;
         for (const StructureDefault &d : read_structure_defaults(o.defaults_dir)) {
-            if (!find_op(d.op)) continue;  // GRADTUNE_OP_FILTER
             if (d.device == Device::cuda && o.cuda_target.empty()) continue;
             if (std::string why = staleness(d, o.halide_version); !why.empty()) {
                 std::cout << "gradtune: warning: skipping stale structure default [" << d.op << " "
@@ -148,17 +147,10 @@ int main(int argc, char **argv) {
 
         // Tuned variants: this class's records, then, for every shape still
         // without one, the records of the nearest other class.
-        std::vector<std::string> classes;
-        if (fs::is_directory(o.records_dir))
-            for (const auto &entry : fs::directory_iterator(o.records_dir))
-                if (entry.is_directory()) classes.push_back(entry.path().filename().string());
-        std::sort(classes.begin(), classes.end(), [&](const std::string &a, const std::string &b) {
-            return std::make_pair(class_distance(a, klass), a) < std::make_pair(class_distance(b, klass), b);
-        });
         std::set<std::string> covered;  // op|device|structure|shape of every record taken
         std::map<std::string, int> used;  // class -> records taken
         int stale = 0;
-        for (const std::string &from : classes) {
+        for (const std::string &from : record_classes(o.records_dir, klass)) {
             std::vector<fs::path> files;
             for (const auto &entry : fs::directory_iterator(fs::path(o.records_dir) / from)) files.push_back(entry.path());
             std::sort(files.begin(), files.end());

@@ -237,17 +237,10 @@ int tune(const TuneOptions &options) {
     // group, this class first and then the nearest classes (so a re-tune never
     // ends below what was committed, and a new CPU starts from what was found
     // on others).
-    std::vector<std::string> classes;
-    if (fs::is_directory(info.records_dir))
-        for (const auto &entry : fs::directory_iterator(info.records_dir))
-            if (entry.is_directory()) classes.push_back(entry.path().filename().string());
-    const std::string own = info.target_class();
-    std::sort(classes.begin(), classes.end(), [&](const std::string &a, const std::string &b) {
-        return std::make_pair(class_distance(a, own), a) < std::make_pair(class_distance(b, own), b);
-    });
+    const std::vector<std::string> classes = record_classes(info.records_dir, info.target_class());
     std::vector<StructureDefault> structure_defaults;
     try {
-        structure_defaults = read_structure_defaults(info.source_dir + "/schedules/defaults");
+        structure_defaults = read_structure_defaults(info.defaults_dir());
     } catch (const std::exception &e) {
         std::cerr << "gradtune tune: ignoring the structure defaults: " << e.what() << "\n";
     }

@@ -7,6 +7,14 @@ set -euo pipefail
 gradtune="$1"; python="$2"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
+# Runs gradtune, which must refuse: exit status 2 (stderr in $work/refused.err).
+refuse() {
+  set +e
+  "$gradtune" "$@" >"$work/refused.out" 2>"$work/refused.err"
+  local rc=$?
+  set -e
+  [ "$rc" -eq 2 ] || { echo "gradtune $*: exit status $rc, expected 2"; cat "$work/refused.err"; exit 1; }
+}
 "$python" - "$work" <<'PY'
 import numpy as np, sys
 w = sys.argv[1]
@@ -40,15 +48,11 @@ for T, dtype in (("float32", np.float32), ("float64", np.float64), ("bfloat16", 
 print("golden reproduced through gradtune run for float32, float64, bfloat16")
 PY
 # A bad call: TF's error on stderr, exit status 2, no output file.
-set +e
-"$gradtune" run DepthwiseConv2dNativeBackpropInput input_sizes=1,2,3,2 filter="$work/filter.npy" \
-  out_backprop="$work/dy0.npy" strides=1,2,1,1 padding=VALID -o "$work/bad.npy" 2>"$work/err.txt"
-rc=$?
-set -e
-[ "$rc" -eq 2 ] || { echo "exit status $rc, expected 2"; exit 1; }
+refuse run DepthwiseConv2dNativeBackpropInput input_sizes=1,2,3,2 filter="$work/filter.npy" \
+  out_backprop="$work/dy0.npy" strides=1,2,1,1 padding=VALID -o "$work/bad.npy"
 [ ! -e "$work/bad.npy" ] || { echo "an output file was written for a failed call"; exit 1; }
-grep -qx "InvalidArgument: Current implementation only supports equal length strides in the row and column dimensions." "$work/err.txt" \
-  || { echo "unexpected error text:"; cat "$work/err.txt"; exit 1; }
+grep -qx "InvalidArgument: Current implementation only supports equal length strides in the row and column dimensions." "$work/refused.err" \
+  || { echo "unexpected error text:"; cat "$work/refused.err"; exit 1; }
 # GRADTUNE_VERBOSE works from the command line too.
 GRADTUNE_VERBOSE=1 "$gradtune" run DepthwiseConv2dNativeBackpropInput input_sizes=1,2,3,2 filter="$work/filter.npy" \
   out_backprop="$work/dy0.npy" strides=1,1,1,1 padding=VALID -o "$work/v.npy" 2>"$work/verbose.txt"
@@ -99,14 +103,10 @@ npy("bad_dim", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, x), }\n", 
 npy("empty_dim", "{'descr': '<f4', 'fortran_order': False, 'shape': (2,, 2), }\n", b"\0" * 16)
 PY
 for name in wrap huge_header big_shape bad_dim empty_dim; do
-  set +e
-  ( ulimit -v 4000000; "$gradtune" run DepthwiseConv2dNativeBackpropInput input_sizes=1,2,3,2 filter="$work/$name.npy" \
-      out_backprop="$work/dy0.npy" strides=1,1,1,1 padding=VALID -o "$work/out_$name.npy" ) 2>"$work/err_$name.txt"
-  rc=$?
-  set -e
-  [ "$rc" -eq 2 ] || { echo "$name.npy: exit status $rc, expected 2"; cat "$work/err_$name.txt"; exit 1; }
-  grep -q "^InvalidArgument: .*$name.npy: not a supported .npy file" "$work/err_$name.txt" ||
-    { echo "$name.npy: unexpected error:"; cat "$work/err_$name.txt"; exit 1; }
+  ( ulimit -v 4000000; refuse run DepthwiseConv2dNativeBackpropInput input_sizes=1,2,3,2 filter="$work/$name.npy" \
+      out_backprop="$work/dy0.npy" strides=1,1,1,1 padding=VALID -o "$work/out_$name.npy" )
+  grep -q "^InvalidArgument: .*$name.npy: not a supported .npy file" "$work/refused.err" ||
+    { echo "$name.npy: unexpected error:"; cat "$work/refused.err"; exit 1; }
   [ ! -e "$work/out_$name.npy" ] || { echo "$name.npy: an output was written"; exit 1; }
 done
 echo "crafted .npy files refused: wrap huge_header big_shape bad_dim empty_dim"
@@ -114,31 +114,20 @@ echo "crafted .npy files refused: wrap huge_header big_shape bad_dim empty_dim"
 # Output paths that cannot be files: refused before the call, nothing left behind.
 mkdir -p "$work/outdir"
 for out in "$work/outdir" ""; do
-  set +e
-  "$gradtune" run DepthwiseConv2dNativeBackpropInput input_sizes=1,2,3,2 filter="$work/filter.npy" \
-    out_backprop="$work/dy0.npy" strides=1,1,1,1 padding=VALID -o "$out" 2>"$work/err_out.txt"
-  rc=$?
-  set -e
-  [ "$rc" -eq 2 ] || { echo "-o '$out': exit status $rc, expected 2"; exit 1; }
-  grep -q "^InvalidArgument: " "$work/err_out.txt" || { cat "$work/err_out.txt"; exit 1; }
+  refuse run DepthwiseConv2dNativeBackpropInput input_sizes=1,2,3,2 filter="$work/filter.npy" \
+    out_backprop="$work/dy0.npy" strides=1,1,1,1 padding=VALID -o "$out"
+  grep -q "^InvalidArgument: " "$work/refused.err" || { cat "$work/refused.err"; exit 1; }
 done
 [ -z "$(find "$work" -name '*.tmp.npy')" ] || { echo "a temporary output was left behind"; exit 1; }
 
 # Sloppy arguments: an empty list element, a trailing comma, a repeated name,
 # no op at all: each is refused with exit status 2.
-refuse() {
-  set +e
-  "$gradtune" "$@" >"$work/sloppy.out" 2>"$work/sloppy.err"
-  local rc=$?
-  set -e
-  [ "$rc" -eq 2 ] || { echo "gradtune $*: exit status $rc, expected 2"; cat "$work/sloppy.err"; exit 1; }
-}
 base=(filter="$work/filter.npy" out_backprop="$work/dy0.npy" padding=VALID)
 refuse run DepthwiseConv2dNativeBackpropInput input_sizes=1,,3,2 "${base[@]}" strides=1,1,1,1
-grep -q "^InvalidArgument: an empty element in the list '1,,3,2'" "$work/sloppy.err" || { cat "$work/sloppy.err"; exit 1; }
+grep -q "^InvalidArgument: an empty element in the list '1,,3,2'" "$work/refused.err" || { cat "$work/refused.err"; exit 1; }
 refuse run DepthwiseConv2dNativeBackpropInput input_sizes=1,2,3,2 "${base[@]}" strides=1,1,1,1,
 refuse run DepthwiseConv2dNativeBackpropInput input_sizes=1,2,3,2 "${base[@]}" strides=1,1,1,1 strides=1,2,2,1
-grep -q "^InvalidArgument: strides= is given twice" "$work/sloppy.err" || { cat "$work/sloppy.err"; exit 1; }
+grep -q "^InvalidArgument: strides= is given twice" "$work/refused.err" || { cat "$work/refused.err"; exit 1; }
 refuse run
 echo "sloppy arguments refused"
 echo "gradtune run OK"
