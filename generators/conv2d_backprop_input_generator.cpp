@@ -92,32 +92,47 @@ public:
         // g*Og + o in [0, Cout) for o in [0, Og)); the promise tells bounds
         // inference so, without a clamp that would turn vector loads into
         // gathers.
+        // (The dot algorithm reads past Cout: see below.)
         auto out_channel = [&](Expr g, Expr o) {
             return unsafe_promise_clamped(g * group_out + o, 0, out_depth - 1);
         };
+
+        // The dot algorithm (schedules/conv2d_backprop_input.cpp) runs its
+        // vector lanes along the output channels: it reduces over a whole
+        // number of vectors, the channels past Cout reading zero filter and
+        // zero out_backprop, so that no vector of the reduction has a tail.
+        // It is a CPU algorithm of ungrouped variants (the space's constraint).
+        const bool dot = gradtune::device_of(get_target()) == gradtune::Device::cpu && knobs.algorithm == 1;
+        Expr reduced_channels = group_out;
+        if (dot) reduced_channels = (group_out + knobs.vector_width - 1) / knobs.vector_width * knobs.vector_width;
 
         // The filter as the reduction reads it: channel-major, so that a
         // vector along c is dense once the schedule packs it.
         Var o = p.o, fw = p.fw, fh = p.fh;
         Expr g_c = group_of(c);
+        Expr c_in_group = unsafe_promise_clamped(c - g_c * group_in, 0, group_in - 1);
         p.filter_packed(c, o, fw, fh) =
-            (*filter)(out_channel(g_c, o), unsafe_promise_clamped(c - g_c * group_in, 0, group_in - 1), fw, fh);
+            dot ? select(o < group_out, (*filter)(clamp(o, 0, out_depth - 1), c_in_group, fw, fh), cast(T, 0))
+                : (*filter)(out_channel(g_c, o), c_in_group, fw, fh);
 
         // out_backprop reads zero outside its rows and columns; taps that land
         // there contribute nothing.
-        p.out_backprop = BoundaryConditions::constant_exterior(
-            *out_backprop, cast(T, 0),
-            {{Expr(), Expr()}, {0, out_backprop->dim(1).extent()}, {0, out_backprop->dim(2).extent()}, {Expr(), Expr()}});
+        Region exterior = {{Expr(), Expr()},
+                           {0, out_backprop->dim(1).extent()},
+                           {0, out_backprop->dim(2).extent()},
+                           {Expr(), Expr()}};
+        if (dot) exterior[0] = {0, out_depth};
+        p.out_backprop = BoundaryConditions::constant_exterior(*out_backprop, cast(T, 0), exterior);
 
         TapGather cols(x + pad_left, stride_width, call_stride_width, dilation_width, call_dilation_width,
                        filter_cols);
         TapGather rows(y + pad_top, stride_height, call_stride_height, dilation_height, call_dilation_height,
                        filter_rows);
-        p.taps = RDom(0, group_out, 0, cols.count(), 0, rows.count(), "taps");
+        p.taps = RDom(0, reduced_channels, 0, cols.count(), 0, rows.count(), "taps");
         RVar r_o = p.taps.x, j_col = p.taps.y, j_row = p.taps.z;
         p.taps.where(cols.valid(j_col) && rows.valid(j_row));
 
-        Expr dy = p.out_backprop(out_channel(g_c, r_o), cols.source(j_col), rows.source(j_row), n);
+        Expr dy = p.out_backprop(dot ? Expr(r_o) : out_channel(g_c, r_o), cols.source(j_col), rows.source(j_row), n);
         Expr w = p.filter_packed(c, r_o, cols.clamped_tap(j_col), rows.clamped_tap(j_row));
         p.accumulator(c, x, y, n) = cast(acc_type, 0);
         p.accumulator(c, x, y, n) += widen(dy, acc_type) * widen(w, acc_type);

@@ -186,6 +186,89 @@ void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeline &
     }
 }
 
+// Algorithm 1, "dot": the vector lanes run along the group's output channels
+// o, the reduction's unit-stride axis in both out_backprop (NHWC) and the
+// HWIO filter, so neither needs packing and no lane is wasted when the input
+// has few channels (a 3-channel stem fills 3 of 16 lanes with the direct
+// algorithm). rfactor splits the reduction into vector_width partial sums
+// per output element; the partials of a tile of tile_channels x tile_other x
+// tile_y elements stay in registers across the output-channel vectors and
+// the taps, and one horizontal add per element finishes them. The tile's
+// columns and rows are visited one tap phase at a time, as in the direct
+// schedule, when the variant fixes the stride. Both operands are staged
+// zero-padded copies, so the reduction has neither boundary selects nor a
+// tail vector.
+void apply_cpu_dot(const Knobs &k, Conv2DBackpropInputPipeline &p) {
+    const int lanes = k.at("vector_width");
+    const int tile_c = k.at("tile_channels"), tile_x = k.at("tile_other"), tile_y = k.at("tile_y");
+    Var c_tile{"c_tile"}, c_pos{"c_pos"}, x_tile{"x_tile"}, x_pos{"x_pos"}, y_tile{"y_tile"}, y_pos{"y_pos"};
+    Var task{"task"}, task_n{"task_n"};
+    const TailStrategy guard = TailStrategy::GuardWithIf;
+    // Full tiles (constant extents: the partial sums are promoted to
+    // registers) where the output is at least one tile in every dimension,
+    // guarded tiles otherwise.
+    auto tile = [&](Stage stage, TailStrategy tail) {
+        stage.split(p.c, c_tile, c_pos, tile_c, tail)
+            .split(p.x, x_tile, x_pos, tile_x, tail)
+            .split(p.y, y_tile, y_pos, tile_y, tail)
+            .split(y_tile, task, y_tile, k.at("rows_per_task"), guard)
+            .reorder(c_pos, x_pos, y_pos, c_tile, x_tile, y_tile, task, p.n)
+            .fuse(task, p.n, task_n)
+            .parallel(task_n);
+    };
+    tile(p.output.specialize(p.channels >= tile_c && p.width >= tile_x && p.height >= tile_y),
+         TailStrategy::ShiftInwards);
+    tile(p.output, guard);
+
+    Stage update = p.accumulator.update();
+    RVar o_vector{"o_vector"}, o_lane{"o_lane"};
+    update.split(p.taps.x, o_vector, o_lane, lanes, guard);
+    Var lane{"lane"};
+    Func partial = update.rfactor(o_lane, lane);
+    // The horizontal add: one vector reduction per output element.
+    p.accumulator.compute_at(p.output, c_tile).unroll(p.c).unroll(p.x).unroll(p.y);
+    p.accumulator.update().atomic().vectorize(o_lane).unroll(p.c).unroll(p.x).unroll(p.y);
+
+    // Lanes innermost in storage too: each partial-sum vector is one register.
+    std::vector<Var> storage = {lane};
+    for (const Var &v : partial.args())
+        if (v.name() != lane.name()) storage.push_back(v);
+    partial.reorder_storage(storage);
+    partial.compute_at(p.output, c_tile).vectorize(lane).unroll(p.c).unroll(p.x).unroll(p.y);
+    Stage partial_update = partial.update();
+    std::vector<VarOrRVar> order = {lane, p.c}, phases;
+    const int stride_x = fixed_stride(p.stride_width), stride_y = fixed_stride(p.stride_height);
+    if (stride_x > 1) {
+        Var quotient("x_quot"), phase("x_phase");
+        partial_update.split(p.x, quotient, phase, stride_x, guard);
+        order.push_back(quotient);
+        phases.push_back(phase);
+    } else {
+        order.push_back(p.x);
+    }
+    if (stride_y > 1) {
+        Var quotient("y_quot"), phase("y_phase");
+        partial_update.split(p.y, quotient, phase, stride_y, guard);
+        order.push_back(quotient);
+        phases.push_back(phase);
+    } else {
+        order.push_back(p.y);
+    }
+    const size_t unrolled = order.size();
+    order.insert(order.end(), {o_vector, p.taps.y, p.taps.z});
+    order.insert(order.end(), phases.begin(), phases.end());
+    partial_update.reorder(order).vectorize(lane);
+    for (size_t i = 1; i < unrolled; i++) partial_update.unroll(order[i].var);
+    if (k.at("unroll_taps")) partial_update.unroll(p.taps.y).unroll(p.taps.z);
+
+    // The zero-padded operands (the generator pads the output channels to a
+    // whole number of vectors): the filter once per call with the output
+    // channels innermost, out_backprop once per task.
+    p.filter_packed.compute_root().reorder_storage(p.o, p.c, p.fw, p.fh).vectorize(p.o, lanes, guard);
+    Var o = p.out_backprop.args()[0];
+    p.out_backprop.compute_at(p.output, task_n).vectorize(o, lanes, guard);
+}
+
 void apply_cuda(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeline &p) {
     const bool nhwc = s.data_format == "NHWC";
     // Threads along the unit-stride dimension (coalesced stores).
@@ -222,6 +305,8 @@ void apply(const Knobs &knobs, const Structure &structure, Conv2DBackpropInputPi
            const Target &target) {
     if (device_of(target) == Device::cuda) {
         apply_cuda(knobs, structure, pipeline);
+    } else if (knobs.at("algorithm") == 1) {
+        apply_cpu_dot(knobs, pipeline);
     } else {
         apply_cpu(knobs, structure, pipeline);
     }

@@ -13,6 +13,8 @@ namespace gradtune {
 // knobs of its device's space.
 struct Conv2DBackpropInputKnobs {
     // CPU
+    Halide::GeneratorParam<int> algorithm{"algorithm", 0};
+    Halide::GeneratorParam<int> tile_channels{"tile_channels", 1};
     Halide::GeneratorParam<int> vector_width{"vector_width", 16};
     Halide::GeneratorParam<int> vectors_per_tile{"vectors_per_tile", 2};
     Halide::GeneratorParam<int> tile_other{"tile_other", 4};
@@ -33,7 +35,9 @@ struct Conv2DBackpropInputKnobs {
     Halide::GeneratorParam<int> other_per_thread{"other_per_thread", 1};
 
     std::map<std::string, int> values() const {
-        return {{"vector_width", vector_width},
+        return {{"algorithm", algorithm},
+                {"tile_channels", tile_channels},
+                {"vector_width", vector_width},
                 {"vectors_per_tile", vectors_per_tile},
                 {"tile_other", tile_other},
                 {"tile_y", tile_y},

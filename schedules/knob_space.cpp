@@ -11,6 +11,11 @@ Knobs KnobSpace::defaults() const {
     return result;
 }
 
+Knobs KnobSpace::canonical(Knobs knobs) const {
+    if (canonicalise) canonicalise(knobs);
+    return knobs;
+}
+
 const Knob *KnobSpace::find(std::string_view name) const {
     for (const Knob &knob : knobs) {
         if (knob.name == name) return &knob;

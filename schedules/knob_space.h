@@ -36,8 +36,13 @@ struct KnobSpace {
     // Cross-knob legality: returns "" when the combination is legal, else the
     // reason (e.g. "accumulator tile needs 40 vector registers, more than 32").
     std::function<std::string(const Knobs &)> constraint;
+    // Optional: the knobs that a setting does not read (those of another
+    // algorithm) reset to their defaults, so that a sampler's move lands on
+    // a legal setting and no two settings compile the same code.
+    std::function<void(Knobs &)> canonicalise;
 
     Knobs defaults() const;
+    Knobs canonical(Knobs knobs) const;
     const Knob *find(std::string_view name) const;
     // "" when `knobs` names every knob of the space exactly once with a value
     // from its domain and passes the constraint; else a message naming the

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "candidates.h"
 #include "records.h"
 
 using namespace gradtune;
@@ -170,4 +171,45 @@ TEST_CASE("a record of an older knob-space version reads with the knobs added si
     CHECK(version == 1);
     version = 4;  // from a newer build
     CHECK(!op.upgrade(Device::cpu, structure, &version, &knobs).empty());
+}
+
+TEST_CASE("the sampler only proposes canonical settings: no knob an algorithm ignores strays from its default",
+          "[records][tuner]") {
+    // Conv2DBackpropInput's dot algorithm reads neither the direct
+    // algorithm's packing nor its channel blocking; a setting that differs
+    // only there would compile the same code twice.
+    const OpSchema *op = find_op("Conv2DBackpropInput");
+    const Structure stem{"float32", "NHWC",
+                         {{"dilation_height", 1}, {"dilation_width", 1}, {"filter_height", 7}, {"filter_width", 7},
+                          {"groups", 1}, {"stride_height", 2}, {"stride_width", 2}}};
+    const KnobSpace space = op->space(Device::cpu, stem);
+    const Knobs defaults = space.defaults();
+    tooling::Sampler sampler(space, 7);
+    int dot = 0, direct = 0;
+    for (int i = 0; i < 400; i++) {
+        const Knobs k = i % 2 ? sampler.random() : sampler.mutate(space.defaults());
+        INFO(knobs_text(k));
+        REQUIRE(space.check(k).empty());
+        CHECK(space.canonical(k) == k);
+        if (k.at("algorithm") == 1) {
+            dot++;
+            CHECK(k.at("pack_filter") == defaults.at("pack_filter"));
+            CHECK(k.at("channel_block") == defaults.at("channel_block"));
+        } else {
+            direct++;
+            CHECK(k.at("tile_channels") == 1);
+        }
+    }
+    CHECK(dot > 20);
+    CHECK(direct > 20);
+    // The dot algorithm is for ungrouped variants only.
+    Structure grouped = stem;
+    grouped.fixed["groups"] = 0;
+    Knobs k = space.canonical([&] {
+        Knobs d = defaults;
+        d["algorithm"] = 1;
+        return d;
+    }());
+    CHECK(space.check(k).empty());
+    CHECK(op->space(Device::cpu, grouped).check(k).find("groups=1") != std::string::npos);
 }

@@ -133,6 +133,7 @@ Knobs Sampler::random() {
             std::uniform_int_distribution<size_t> pick(0, knob.values.size() - 1);
             k[knob.name] = knob.values[pick(rng_)];
         }
+        k = space_.canonical(k);
         if (space_.check(k).empty()) return k;
     }
     return space_.defaults();
@@ -155,6 +156,7 @@ Knobs Sampler::mutate(const Knobs &base) {
             }
             k[knob.name] = knob.values[index];
         }
+        k = space_.canonical(k);
         if (k != base && space_.check(k).empty()) return k;
     }
     return random();

@@ -252,8 +252,8 @@ int tune(const TuneOptions &options) {
         g.sampler = std::make_unique<Sampler>(space, h);
         g.queue.push_back(space.defaults());
         // Every seed is also tried with each other value of the knobs added
-        // in the op's current knob-space version (where legal as it is): the
-        // committed records predate those knobs.
+        // in the op's current knob-space version (made canonical, where
+        // legal then): the committed records predate those knobs.
         auto seed = [&](const std::string &op_name, Device device, const Structure &structure, const Knobs &knobs) {
             if (op_name != g.op || device != g.device || !(structure == g.structure) || !space.check(knobs).empty())
                 return;
@@ -263,7 +263,8 @@ int tune(const TuneOptions &options) {
                 for (int value : knob.values) {
                     Knobs variant = knobs;
                     variant[knob.name] = value;
-                    if (value != knobs.at(knob.name) && space.check(variant).empty()) g.queue.push_back(variant);
+                    variant = space.canonical(variant);
+                    if (variant != knobs && space.check(variant).empty()) g.queue.push_back(variant);
                 }
             }
         };
