@@ -70,6 +70,24 @@ int fixed_stride(const Expr &stride) {
     return value ? static_cast<int>(*value) : 1;
 }
 
+// With a compile-time stride s > 1, a tile's positions along `v` are visited
+// one tap phase at a time: v = v_min + s * quotient + phase, the quotient
+// inside the register tile and the phase loop outside the reduction, so
+// every position of the unrolled body uses the same taps and the tap
+// predicates are uniform. The tile need not be a multiple of s
+// (GuardWithIf). Returns false, splitting nothing, for a stride of 1 or one
+// left to run time.
+bool split_phases(Stage stage, const Var &v, const Expr &stride, const std::string &name,
+                  std::vector<VarOrRVar> *tile, std::vector<VarOrRVar> *phases) {
+    const int s = fixed_stride(stride);
+    if (s <= 1) return false;
+    Var quotient(name + "_quot"), phase(name + "_phase");
+    stage.split(v, quotient, phase, s, TailStrategy::GuardWithIf);
+    tile->push_back(quotient);
+    phases->push_back(phase);
+    return true;
+}
+
 void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeline &p) {
     const bool nhwc = s.data_format == "NHWC";
     CpuPlan plan;
@@ -116,32 +134,17 @@ void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeline &
         .unroll(acc_other)
         .unroll(p.y);
 
-    // The reduction: register tile innermost, then the group's output
-    // channels, then the taps. With a compile-time stride s > 1 the tile's
-    // columns (rows) are visited one tap phase at a time: x = x_min + s * q +
-    // phase with the phase loop outside the reduction, so every column of
-    // the unrolled body uses the same taps and the tap predicates are
-    // uniform. The tile's columns need not be a multiple of s (GuardWithIf).
+    // The reduction: register tile innermost (one tap phase at a time for
+    // a fixed stride, split_phases), then the group's output channels, then
+    // the taps.
     Stage update = p.accumulator.update();
     std::vector<VarOrRVar> tile = {acc_inner}, phases;
-    const int stride_x = fixed_stride(p.stride_width), stride_y = fixed_stride(p.stride_height);
-    if (plan.vectorize_channels && stride_x > 1) {
-        Var quotient("x_quot"), phase("x_phase");
-        update.split(p.x, quotient, phase, stride_x, TailStrategy::GuardWithIf);
-        tile.push_back(quotient);
-        phases.push_back(phase);
-    } else {
+    if (!(plan.vectorize_channels && split_phases(update, p.x, p.stride_width, "x", &tile, &phases)))
         tile.push_back(acc_other);
-    }
-    if (rows > 1 && stride_y > 1) {
-        Var quotient("y_quot"), phase("y_phase");
-        update.split(p.y, quotient, phase, stride_y, TailStrategy::GuardWithIf);
-        tile.push_back(quotient);
-        phases.push_back(phase);
-    } else if (rows > 1) {
-        tile.push_back(p.y);
-    } else {
+    if (rows == 1) {
         phases.push_back(p.y);  // a single row: keep it outside the reduction
+    } else if (!split_phases(update, p.y, p.stride_height, "y", &tile, &phases)) {
+        tile.push_back(p.y);
     }
     // Output channels: optionally in blocks of channel_block with the taps
     // inside a block (the block's filter and out_backprop slices stay in L1
@@ -237,23 +240,8 @@ void apply_cpu_dot(const Knobs &k, Conv2DBackpropInputPipeline &p) {
     partial.compute_at(p.output, c_tile).vectorize(lane).unroll(p.c).unroll(p.x).unroll(p.y);
     Stage partial_update = partial.update();
     std::vector<VarOrRVar> order = {lane, p.c}, phases;
-    const int stride_x = fixed_stride(p.stride_width), stride_y = fixed_stride(p.stride_height);
-    if (stride_x > 1) {
-        Var quotient("x_quot"), phase("x_phase");
-        partial_update.split(p.x, quotient, phase, stride_x, guard);
-        order.push_back(quotient);
-        phases.push_back(phase);
-    } else {
-        order.push_back(p.x);
-    }
-    if (stride_y > 1) {
-        Var quotient("y_quot"), phase("y_phase");
-        partial_update.split(p.y, quotient, phase, stride_y, guard);
-        order.push_back(quotient);
-        phases.push_back(phase);
-    } else {
-        order.push_back(p.y);
-    }
+    if (!split_phases(partial_update, p.x, p.stride_width, "x", &order, &phases)) order.push_back(p.x);
+    if (!split_phases(partial_update, p.y, p.stride_height, "y", &order, &phases)) order.push_back(p.y);
     const size_t unrolled = order.size();
     order.insert(order.end(), {o_vector, p.taps.y, p.taps.z});
     order.insert(order.end(), phases.begin(), phases.end());
