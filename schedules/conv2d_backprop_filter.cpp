@@ -9,7 +9,15 @@
 //     parallel for each filter tile:  block_sum tile = sum over the block (registers)
 //                                     accumulator tile += block_sum tile
 // so the block's data is reused from cache by every tile, and the filter
-// gradient is read and written once per block.
+// gradient is read and written once per block (algorithm 0, "blocks outer").
+// Algorithm 1 ("tasks outer") turns the nest inside out:
+//   parallel for each task (output-channel tiles x input-channel group
+//                             [x filter row] [x band of out_backprop rows]):
+//     for each block of the task's rows (serial): stage the task's slice of the block
+//       for each filter tile of the task:         block_sum tile (registers), merged tile +=
+// where `merged` is the accumulator, or with bands the band's own copy of it
+// (the copies are added in band order afterwards). One fork/join per call,
+// and the task's tiles reuse the block from L1.
 #include "conv2d_backprop_filter.h"
 
 #include "halide_knobs.h"
@@ -27,14 +35,15 @@ struct Loops {
     Var fw_tile{"fw_tile"}, fw_pos{"fw_pos"}, tile{"tile"}, tile_a{"tile_a"}, tile_b{"tile_b"};
     RVar oh_block{"oh_block"}, oh_in{"oh_in"}, n_block{"n_block"}, n_in{"n_in"};
     Var block_oh{"block_oh"}, block_n{"block_n"};
+    Var band{"band"};  // tasks outer: the band of out_backprop rows a task reduces
 };
 
-// Splits the reduction into blocks and returns the per-block intermediate.
-// After this, the accumulator's update adds block_sum(..., oh_block, n_block)
-// over the blocks.
-Func split_into_blocks(Conv2DBackpropFilterPipeline &p, const Loops &l, int rows, int images) {
-    RVar oh = p.positions.y, n = p.positions.z;
-    Stage update = p.accumulator.update();
+// Splits the reduction of `update` (over columns, rows `oh`, images) into
+// blocks and returns the per-block intermediate. After this, `update` adds
+// block_sum(..., oh_block, n_block) over the blocks.
+Func split_into_blocks(Stage update, RVar oh, const Conv2DBackpropFilterPipeline &p, const Loops &l, int rows,
+                       int images) {
+    RVar n = p.positions.z;
     update.split(oh, l.oh_block, l.oh_in, rows, TailStrategy::GuardWithIf)
         .split(n, l.n_block, l.n_in, images, TailStrategy::GuardWithIf);
     return update.rfactor({{l.oh_block, l.block_oh}, {l.n_block, l.block_n}});
@@ -60,17 +69,80 @@ void tile_merge(Stage merge, const Conv2DBackpropFilterPipeline &p, const Loops 
         .unroll(l.fw_pos);
 }
 
+// The tasks-outer algorithm's split of the filter into parallel tasks.
+struct Tasks {
+    int bands;             // reduction_tasks: bands of out_backprop rows (1: none)
+    bool rows;             // row_tasks: each filter row its own task
+    int ci_groups;         // ci_tasks
+    int o_tiles_per_task;  // o_tiles_per_task
+};
+
+// Tasks outer: the full-tile branch of algorithm 1. A task owns
+// o_tiles_per_task output-channel tiles x 1/ci_tasks of the input-channel
+// tiles (x one filter row with row_tasks, x one band of out_backprop rows
+// with bands) and runs every block of its reduction over them; its tiles
+// (output-channel x input-channel x filter-column [x filter-row] tile) are
+// innermost, fused into `tile` as in tile_merge.
+void task_merge(Stage merge, const Conv2DBackpropFilterPipeline &p, const Loops &l, int o_size, int ci_size,
+                int fw_size, const Tasks &t, int vector) {
+    merge.split(p.o, l.o_tile, l.o_lane, o_size, TailStrategy::RoundUp)
+        .split(p.ci, l.ci_tile, l.ci_pos, ci_size, TailStrategy::RoundUp)
+        .split(p.fw, l.fw_tile, l.fw_pos, fw_size, TailStrategy::RoundUp);
+    Var ci_task{"ci_task"}, ci_in{"ci_in"}, o_task{"o_task"}, o_in{"o_in"}, task_a{"task_a"}, task{"task"};
+    const Expr ci_tiles_per_task = ((p.group_in_depth + ci_size - 1) / ci_size + t.ci_groups - 1) / t.ci_groups;
+    merge.split(l.ci_tile, ci_task, ci_in, ci_tiles_per_task, TailStrategy::GuardWithIf)
+        .split(l.o_tile, o_task, o_in, t.o_tiles_per_task, TailStrategy::GuardWithIf);
+    // Innermost first: the register tile, the task's tiles, its blocks, the tasks.
+    std::vector<VarOrRVar> order{l.o_lane, l.ci_pos, l.fw_pos, ci_in, o_in, l.fw_tile};
+    if (!t.rows) order.push_back(p.fh);
+    order.insert(order.end(), {l.oh_block, l.n_block});
+    if (t.rows) order.push_back(p.fh);
+    order.insert(order.end(), {ci_task, o_task});
+    if (t.bands > 1) order.push_back(l.band);
+    merge.reorder(order).fuse(ci_in, o_in, l.tile_a).fuse(l.tile_a, l.fw_tile, l.tile_b);
+    if (t.rows) {
+        merge.rename(l.tile_b, l.tile).fuse(p.fh, ci_task, task_a);
+    } else {
+        merge.fuse(l.tile_b, p.fh, l.tile).rename(ci_task, task_a);
+    }
+    if (t.bands > 1) {
+        Var task_b{"task_b"};
+        merge.fuse(task_a, o_task, task_b).fuse(task_b, l.band, task);
+    } else {
+        merge.fuse(task_a, o_task, task);
+    }
+    merge.parallel(task).vectorize(l.o_lane, vector, TailStrategy::GuardWithIf).unroll(l.ci_pos).unroll(l.fw_pos);
+}
+
 void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropFilterPipeline &p) {
     const bool nhwc = s.data_format == "NHWC";
     const int vector = k.at("vector_width");
     const int o_size = vector * k.at("vectors_per_tile"), ci_size = k.at("tile_ci"), fw_size = k.at("tile_fw");
+    const bool tasks_outer = k.at("algorithm") == 1;
+    const Tasks tasks{k.at("reduction_tasks"), k.at("row_tasks") == 1, k.at("ci_tasks"), k.at("o_tiles_per_task")};
     Loops l;
-    Func block_sum = split_into_blocks(p, l, k.at("rows_per_block"), k.at("images_per_block"));
 
     // The accumulator holds the filter gradient in the accumulator type
     // (float32 for 16-bit T) across blocks; the output rounds it once.
     p.accumulator.compute_root().vectorize(p.o, vector, TailStrategy::RoundUp).parallel(p.fh);
     p.output.vectorize(p.o, vector, TailStrategy::GuardWithIf).parallel(p.fh);
+
+    // `merged` is the Func whose update adds the blocks' sums: the
+    // accumulator, or with bands the per-band sums, which the accumulator
+    // then adds in band order (the same bits whatever the thread count).
+    Func merged = p.accumulator;
+    RVar oh = p.positions.y;
+    if (tasks_outer && tasks.bands > 1) {
+        RVar oh_band{"oh_band"}, oh_rest{"oh_rest"};
+        const Expr band_rows = (p.positions.y.extent() + tasks.bands - 1) / tasks.bands;
+        merged = p.accumulator.update()
+                     .split(oh, oh_band, oh_rest, band_rows, TailStrategy::GuardWithIf)
+                     .rfactor(oh_band, l.band);
+        merged.compute_root().vectorize(p.o, vector, TailStrategy::RoundUp);
+        p.accumulator.update().vectorize(p.o, vector, TailStrategy::GuardWithIf).parallel(p.fh);
+        oh = oh_rest;
+    }
+    Func block_sum = split_into_blocks(merged.update(), oh, p, l, k.at("rows_per_block"), k.at("images_per_block"));
 
     // Full tiles: whole vectors of output channels (a tile never runs past
     // Cout, so out_backprop is read in bounds without a boundary condition);
@@ -81,16 +153,22 @@ void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropFilterPipeline 
     Expr full = p.out_depth % o_size == 0 && p.out_depth >= o_size && p.group_in_depth >= ci_size &&
                 p.filter_width >= fw_size;
     if (!is_const(p.groups)) full = full && p.groups == 1;
-    tile_merge(p.accumulator.update().specialize(full), p, l, o_size, ci_size, fw_size, k.at("ci_outer"), vector);
+    if (tasks_outer) {
+        task_merge(merged.update().specialize(full), p, l, o_size, ci_size, fw_size, tasks, vector);
+    } else {
+        tile_merge(merged.update().specialize(full), p, l, o_size, ci_size, fw_size, k.at("ci_outer"), vector);
+    }
     // The small branch: one (guarded) vector of output channels per tile,
     // the tile loop innermost and serial: fused into the parallel loop,
     // Halide could not bound the guarded vector loop of block_sum by a
     // constant. It is renamed `tile` so that block_sum is computed at the
     // same loop name in both branches.
     Var rest{"rest"};
-    p.accumulator.update()
+    std::vector<VarOrRVar> order{l.o_lane, l.o_tile, p.ci, p.fw, p.fh, l.oh_block, l.n_block};
+    if (merged.name() != p.accumulator.name()) order.push_back(l.band);
+    merged.update()
         .split(p.o, l.o_tile, l.o_lane, vector, TailStrategy::GuardWithIf)
-        .reorder(l.o_lane, l.o_tile, p.ci, p.fw, p.fh, l.oh_block, l.n_block)
+        .reorder(order)
         .fuse(p.ci, p.fw, l.tile_a)
         .fuse(l.tile_a, p.fh, rest)
         .parallel(rest)
@@ -99,7 +177,7 @@ void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropFilterPipeline 
 
     // The block's partial sums for one tile stay in registers over the
     // block's positions: columns innermost, then rows, then images.
-    block_sum.compute_at(p.accumulator, l.tile)
+    block_sum.compute_at(merged, l.tile)
         .vectorize(p.o, vector, TailStrategy::GuardWithIf)
         .unroll(p.o)
         .unroll(p.ci)
@@ -117,26 +195,23 @@ void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropFilterPipeline 
     }
     update.vectorize(p.o, vector, TailStrategy::GuardWithIf).unroll(p.o).unroll(p.ci).unroll(p.fw);
 
-    // Staging copies the block's slice once, channels innermost, in
-    // parallel: dense channel loads in both layouts (NCHW is transposed here)
-    // and, for the input, no boundary selects in the reduction.
-    if (k.at("stage_out_backprop")) {
-        const std::vector<Var> v = p.out_backprop.args();  // (o, ow, oh, n)
-        p.out_backprop.compute_at(p.accumulator, l.oh_block)
-            .vectorize(nhwc ? v[0] : v[1], vector, TailStrategy::GuardWithIf)
-            .parallel(v[1]);
-    }
-    if (k.at("stage_input")) {
-        const std::vector<Var> v = p.input.args();  // (c, w, h, n)
-        p.input.compute_at(p.accumulator, l.oh_block)
-            .vectorize(nhwc ? v[0] : v[1], vector, TailStrategy::GuardWithIf)
-            .parallel(v[1]);
+    // Staging copies the block's slice once, channels innermost: dense
+    // channel loads in both layouts (NCHW is transposed here) and, for the
+    // input, no boundary selects in the reduction. Blocks outer copies in
+    // parallel; tasks outer copies each task's own slice inside the task.
+    for (auto [stage, staged] : {std::pair{k.at("stage_out_backprop"), p.out_backprop},  // (o, ow, oh, n)
+                                 std::pair{k.at("stage_input"), p.input}}) {             // (c, w, h, n)
+        if (!stage) continue;
+        const std::vector<Var> v = staged.args();
+        staged.compute_at(merged, l.oh_block).vectorize(nhwc ? v[0] : v[1], vector, TailStrategy::GuardWithIf);
+        if (!tasks_outer) staged.parallel(v[1]);
     }
 }
 
 void apply_cuda(const Knobs &k, const Structure &, Conv2DBackpropFilterPipeline &p) {
     Loops l;
-    Func block_sum = split_into_blocks(p, l, k.at("rows_per_block"), k.at("images_per_block"));
+    Func block_sum = split_into_blocks(p.accumulator.update(), p.positions.y, p, l, k.at("rows_per_block"),
+                                       k.at("images_per_block"));
     const int threads_o = k.at("threads_inner"), threads_ci = k.at("threads_other");
     Var o_block{"o_block"}, o_thread{"o_thread"}, ci_block{"ci_block"}, ci_thread{"ci_thread"}, tap{"tap"};
 

@@ -13,6 +13,11 @@ namespace gradtune {
 // knobs of its device's space.
 struct Conv2DBackpropFilterKnobs {
     // CPU
+    Halide::GeneratorParam<int> algorithm{"algorithm", 0};
+    Halide::GeneratorParam<int> ci_tasks{"ci_tasks", 1};
+    Halide::GeneratorParam<int> o_tiles_per_task{"o_tiles_per_task", 1};
+    Halide::GeneratorParam<int> row_tasks{"row_tasks", 1};
+    Halide::GeneratorParam<int> reduction_tasks{"reduction_tasks", 1};
     Halide::GeneratorParam<int> vector_width{"vector_width", 16};
     Halide::GeneratorParam<int> vectors_per_tile{"vectors_per_tile", 2};
     Halide::GeneratorParam<int> tile_ci{"tile_ci", 4};
@@ -29,7 +34,12 @@ struct Conv2DBackpropFilterKnobs {
     Halide::GeneratorParam<int> threads_other{"threads_other", 8};
 
     std::map<std::string, int> values() const {
-        return {{"vector_width", vector_width},
+        return {{"algorithm", algorithm},
+                {"ci_tasks", ci_tasks},
+                {"o_tiles_per_task", o_tiles_per_task},
+                {"row_tasks", row_tasks},
+                {"reduction_tasks", reduction_tasks},
+                {"vector_width", vector_width},
                 {"vectors_per_tile", vectors_per_tile},
                 {"tile_ci", tile_ci},
                 {"tile_fw", tile_fw},

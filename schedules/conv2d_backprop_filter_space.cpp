@@ -16,6 +16,21 @@
 //   - unroll_reduction unrolls the loop over out_backprop columns;
 //   - stage_input / stage_out_backprop copy each block once, channels
 //     innermost (no boundary selects; NCHW transposed).
+// algorithm picks the loop nest around the register tile:
+//   0 "blocks outer": for each block (serial), all filter tiles in parallel;
+//     the block's data is shared by both cores, but every block is a
+//     fork/join and each tile streams the block from L2;
+//   1 "tasks outer": each parallel task owns o_tiles_per_task output-channel
+//     tiles x 1/ci_tasks of the input-channel tiles (a task's input slice is
+//     staged once for all its output-channel tiles), x one filter row with
+//     row_tasks, x one of reduction_tasks bands of out_backprop rows, and
+//     runs its whole reduction itself, block by block, every tile of the
+//     task reusing the block from L1 (one fork/join per call; the staging is
+//     per task). Each band's sum lands in its own copy of the filter
+//     gradient and the copies are added in band order: without bands, a
+//     few-channel layer such as the 7x7 stem has few tasks, each of which
+//     reads all of out_backprop.
+// Both sum every filter element in the same order whatever the thread count.
 // CUDA: one thread per filter element (threads_inner along o, threads_other
 // along ci), one kernel per reduction block.
 #include "knob_space.h"
@@ -27,6 +42,9 @@ namespace gradtune {
 
 namespace {
 
+// The knobs that only the tasks-outer algorithm reads.
+constexpr const char *kTasksOuterOnly[] = {"ci_tasks", "o_tiles_per_task", "row_tasks", "reduction_tasks"};
+
 // Bytes of the accumulator: 16-bit floats accumulate in float32.
 int accumulator_bytes(const std::string &dtype) { return dtype == "float64" ? 8 : 4; }
 
@@ -37,6 +55,13 @@ KnobSpace cpu_space(const Structure &s) {
     const int native = 64 / bytes;  // one AVX-512 register
     KnobSpace space;
     space.knobs = {
+        {"algorithm", {0, 1}, 0,
+         "0: blocks outer, the tiles of a block in parallel; 1: tasks outer, each task owns its tiles", 2},
+        {"ci_tasks", {1, 2, 4, 8}, 1, "tasks outer: the input-channel tiles split into this many tasks", 2},
+        {"o_tiles_per_task", {1, 2, 4, 8}, 1, "tasks outer: output-channel tiles per task", 2},
+        {"row_tasks", {0, 1}, 1, "tasks outer: 1: each filter row its own task (0: a task runs every row)", 2},
+        {"reduction_tasks", {1, 2, 4, 8}, 1,
+         "tasks outer: bands of out_backprop rows reduced by their own tasks, then added in band order", 2},
         {"vector_width", {4, 8, 16, 32}, native, "accumulator lanes per vector along the output channels"},
         {"vectors_per_tile", {1, 2, 3, 4}, 2, "vectors of output channels per register tile"},
         {"tile_ci", {1, 2, 3, 4, 5, 6, 7, 8}, 4, "input channels per register tile (broadcast operands)"},
@@ -48,7 +73,18 @@ KnobSpace cpu_space(const Structure &s) {
         kRowsPerBlock,
         {"images_per_block", {1, 2, 4, 8, 16, 32}, 2, "images per reduction block"},
     };
+    const Knobs defaults = space.defaults();
     space.constraint = [=](const Knobs &k) -> std::string {
+        // Each algorithm's own knob keeps its default in the other, so that
+        // no two settings compile the same code.
+        if (k.at("algorithm") == 0) {
+            for (const char *knob : kTasksOuterOnly) {
+                if (k.at(knob) != defaults.at(knob))
+                    return std::string(knob) + " is a knob of the tasks-outer algorithm";
+            }
+        }
+        if (k.at("algorithm") == 1 && k.at("ci_outer") != defaults.at("ci_outer"))
+            return "ci_outer is a knob of the blocks-outer algorithm";
         const int vector_bytes = k.at("vector_width") * bytes;
         if (vector_bytes < 16 || vector_bytes > 256)
             return "a vector of " + std::to_string(vector_bytes) + " bytes (legal: 16..256)";
@@ -63,6 +99,13 @@ KnobSpace cpu_space(const Structure &s) {
         if (filter_w > 0 && k.at("tile_fw") > filter_w)
             return "tile_fw " + std::to_string(k.at("tile_fw")) + " is wider than the filter";
         return "";
+    };
+    space.canonicalise = [defaults](Knobs &k) {
+        if (k.at("algorithm") == 1) {
+            k["ci_outer"] = defaults.at("ci_outer");
+        } else {
+            for (const char *knob : kTasksOuterOnly) k[knob] = defaults.at(knob);
+        }
     };
     return space;
 }
@@ -93,7 +136,7 @@ OpSchema conv2d_backprop_filter_schema() {
     op.structure_params = {"dilation_height", "dilation_width", "filter_height", "filter_width",
                            "groups",          "stride_height",  "stride_width"};
     op.devices = {Device::cpu, Device::cuda};
-    op.knob_space_version = 1;  // bump when a knob's meaning changes
+    op.knob_space_version = 2;  // 2: algorithm and the tasks-outer knobs (defaults: version 1's blocks-outer schedule)
     op.space = [](Device device, const Structure &s) {
         return device == Device::cpu ? cpu_space(s) : cuda_space(s);
     };

@@ -145,9 +145,9 @@ std::vector<Case> specialised_cases(const VariantInfo &v) {
     const auto &s = v.structure;
     auto fixed = [&](const char *name, int64_t otherwise) { return s.at(name) ? s.at(name) : otherwise; };
     const int64_t G = fixed("groups", 1);
-    const std::array<int64_t, 5> sizes[] = {{1, 1, 1, 1, 1},   {1, 2, 3, 3, 2},   {2, 7, 9, 17, 9},
-                                            {1, 3, 2, 16, 16}, {2, 5, 5, 33, 64}, {1, 12, 11, 48, 40},
-                                            {3, 9, 8, 32, 32}, {0, 4, 4, 8, 8},   {2, 14, 13, 64, 96}};
+    const std::array<int64_t, 5> sizes[] = {
+        {1, 1, 1, 1, 1},     {1, 2, 3, 3, 2},   {2, 7, 9, 17, 9}, {1, 3, 2, 16, 16},   {2, 5, 5, 33, 64},
+        {1, 12, 11, 48, 40}, {3, 9, 8, 32, 32}, {0, 4, 4, 8, 8},  {2, 14, 13, 64, 96}, {2, 17, 9, 24, 128}};
     for (const auto &[N, H, W, C, O] : sizes)
         for (const char *padding : {"SAME", "VALID", "EXPLICIT"})
             cases.push_back({N, H, W, C * G, O * G, fixed("filter_height", 3), fixed("filter_width", 3), G,
@@ -178,11 +178,14 @@ std::vector<double> iota(int64_t n) {
 TEST_CASE("Conv2DBackpropFilter: every CPU variant matches the reference", "[conv2d_backprop_filter][variants]") {
     const auto variants = Variants(kOp);
     REQUIRE(!variants.empty());
-    int checked = 0;
+    int checked = 0, checked_tasks = 0, checked_bands = 0;
     for (const VariantInfo &v : variants) {
         if (v.device != Device::cpu) continue;
         const DataType dtype = dtype_of(v.dtype);
         const std::vector<Case> cases = v.generic ? generic_cases() : specialised_cases(v);
+        const std::string knobs = " " + v.knobs + " ";
+        const bool tasks = knobs.find(" algorithm=1 ") != std::string::npos;
+        const bool bands = tasks && knobs.find(" reduction_tasks=1 ") == std::string::npos;
         uint32_t seed = 1;
         for (const Case &k : cases) {
             if (!fits(v, k)) continue;
@@ -192,10 +195,17 @@ TEST_CASE("Conv2DBackpropFilter: every CPU variant matches the reference", "[con
             REQUIRE(o.status.ok());
             CHECK(o.error <= tolerance(dtype));
             checked++;
+            checked_tasks += tasks;
+            checked_bands += bands;
         }
     }
-    INFO("cases checked: " << checked);
+    INFO("cases checked: " << checked << ", by tasks-outer variants: " << checked_tasks
+                           << ", of them with bands of rows: " << checked_bands);
     CHECK(checked > 1000);
+    // Both algorithms are compiled into every build (records and structure
+    // defaults of both), and so are the row bands of the tasks-outer one.
+    CHECK(checked_tasks > 10);
+    CHECK(checked_bands > 10);
 }
 
 TEST_CASE("Conv2DBackpropFilter: dispatch serves TF's Conv2D gradient-checker configs (spec 13.3)", "[conv2d_backprop_filter]") {

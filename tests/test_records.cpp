@@ -213,3 +213,38 @@ TEST_CASE("the sampler only proposes canonical settings: no knob an algorithm ig
     CHECK(space.check(k).empty());
     CHECK(op->space(Device::cpu, grouped).check(k).find("groups=1") != std::string::npos);
 }
+
+TEST_CASE("Conv2DBackpropFilter's sampler proposes both loop nests, each with only its own knobs", "[records][tuner]") {
+    const OpSchema *op = find_op("Conv2DBackpropFilter");
+    const Structure one_by_one{"float32", "NHWC",
+                               {{"dilation_height", 1}, {"dilation_width", 1}, {"filter_height", 1},
+                                {"filter_width", 1}, {"groups", 1}, {"stride_height", 1}, {"stride_width", 1}}};
+    const KnobSpace space = op->space(Device::cpu, one_by_one);
+    const Knobs defaults = space.defaults();
+    tooling::Sampler sampler(space, 11);
+    int tasks = 0, blocks = 0;
+    for (int i = 0; i < 400; i++) {
+        const Knobs k = i % 2 ? sampler.random() : sampler.mutate(space.defaults());
+        INFO(knobs_text(k));
+        REQUIRE(space.check(k).empty());
+        CHECK(space.canonical(k) == k);
+        if (k.at("algorithm") == 1) {
+            tasks++;
+            CHECK(k.at("ci_outer") == defaults.at("ci_outer"));
+        } else {
+            blocks++;
+            for (const char *knob : {"ci_tasks", "o_tiles_per_task", "row_tasks", "reduction_tasks"})
+                CHECK(k.at(knob) == defaults.at(knob));
+        }
+    }
+    CHECK(tasks > 20);
+    CHECK(blocks > 20);
+    // A version-1 record reads as the blocks-outer schedule it was tuned as.
+    Knobs old = defaults;
+    for (const char *knob : {"algorithm", "ci_tasks", "o_tiles_per_task", "row_tasks", "reduction_tasks"})
+        old.erase(knob);
+    int version = 1;
+    REQUIRE(op->upgrade(Device::cpu, one_by_one, &version, &old).empty());
+    CHECK(version == op->knob_space_version);
+    CHECK(old == defaults);
+}
