@@ -76,6 +76,10 @@ int main(int argc, char **argv) {
     CLI11_PARSE(app, argc, argv);
 
     std::vector<SuiteEntry> suite = suite_path.empty() ? default_suite(ops, batches) : load_suite(suite_path);
+    // --op applies to a suite file as well as to the default suite.
+    std::erase_if(suite, [&](const SuiteEntry &e) {
+        return !ops.empty() && std::find(ops.begin(), ops.end(), e.op) == ops.end();
+    });
     // Measured first, with nothing else running: every row's fraction of its bound.
     const bench::Roofline roof = bench::measure_roofline(halide_threads());
     std::cerr << "[bench] roofline: FMA peak " << fixed(roof.fma_gflops, 0) << " GFLOP/s (" << roof.lanes
