@@ -49,15 +49,23 @@ Func split_into_blocks(Stage update, RVar oh, const Conv2DBackpropFilterPipeline
     return update.rfactor({{l.oh_block, l.block_oh}, {l.n_block, l.block_n}});
 }
 
-// The full-tile branch of the merge stage: register tiles of o_size output
-// channels x ci_size input channels x fw_size filter columns, all tiles of a
-// block in parallel, blocks outermost. RoundUp: the branch is taken only when
-// o_size divides Cout; past Cg and FW the accumulator is rounded up.
-void tile_merge(Stage merge, const Conv2DBackpropFilterPipeline &p, const Loops &l, int o_size, int ci_size,
-                int fw_size, bool ci_outer, int vector) {
+// Splits the merge stage into register tiles of o_size output channels x
+// ci_size input channels x fw_size filter columns. RoundUp: the full-tile
+// branch is taken only when o_size divides Cout; past Cg and FW the
+// accumulator is rounded up.
+void split_register_tile(Stage merge, const Conv2DBackpropFilterPipeline &p, const Loops &l, int o_size,
+                         int ci_size, int fw_size) {
     merge.split(p.o, l.o_tile, l.o_lane, o_size, TailStrategy::RoundUp)
         .split(p.ci, l.ci_tile, l.ci_pos, ci_size, TailStrategy::RoundUp)
         .split(p.fw, l.fw_tile, l.fw_pos, fw_size, TailStrategy::RoundUp);
+}
+
+// The full-tile branch of the merge stage: register tiles of o_size output
+// channels x ci_size input channels x fw_size filter columns, all tiles of a
+// block in parallel, blocks outermost.
+void tile_merge(Stage merge, const Conv2DBackpropFilterPipeline &p, const Loops &l, int o_size, int ci_size,
+                int fw_size, bool ci_outer, int vector) {
+    split_register_tile(merge, p, l, o_size, ci_size, fw_size);
     const Var inner_tile = ci_outer ? l.o_tile : l.ci_tile, outer_tile = ci_outer ? l.ci_tile : l.o_tile;
     merge.reorder(l.o_lane, l.ci_pos, l.fw_pos, inner_tile, outer_tile, l.fw_tile, p.fh, l.oh_block, l.n_block)
         .fuse(inner_tile, outer_tile, l.tile_a)
@@ -85,9 +93,7 @@ struct Tasks {
 // innermost, fused into `tile` as in tile_merge.
 void task_merge(Stage merge, const Conv2DBackpropFilterPipeline &p, const Loops &l, int o_size, int ci_size,
                 int fw_size, const Tasks &t, int vector) {
-    merge.split(p.o, l.o_tile, l.o_lane, o_size, TailStrategy::RoundUp)
-        .split(p.ci, l.ci_tile, l.ci_pos, ci_size, TailStrategy::RoundUp)
-        .split(p.fw, l.fw_tile, l.fw_pos, fw_size, TailStrategy::RoundUp);
+    split_register_tile(merge, p, l, o_size, ci_size, fw_size);
     Var ci_task{"ci_task"}, ci_in{"ci_in"}, o_task{"o_task"}, o_in{"o_in"}, task_a{"task_a"}, task{"task"};
     const Expr ci_tiles_per_task = ((p.group_in_depth + ci_size - 1) / ci_size + t.ci_groups - 1) / t.ci_groups;
     merge.split(l.ci_tile, ci_task, ci_in, ci_tiles_per_task, TailStrategy::GuardWithIf)
@@ -132,7 +138,8 @@ void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropFilterPipeline 
     // then adds in band order (the same bits whatever the thread count).
     Func merged = p.accumulator;
     RVar oh = p.positions.y;
-    if (tasks_outer && tasks.bands > 1) {
+    const bool banded = tasks_outer && tasks.bands > 1;
+    if (banded) {
         RVar oh_band{"oh_band"}, oh_rest{"oh_rest"};
         const Expr band_rows = (p.positions.y.extent() + tasks.bands - 1) / tasks.bands;
         merged = p.accumulator.update()
@@ -165,7 +172,7 @@ void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropFilterPipeline 
     // same loop name in both branches.
     Var rest{"rest"};
     std::vector<VarOrRVar> order{l.o_lane, l.o_tile, p.ci, p.fw, p.fh, l.oh_block, l.n_block};
-    if (merged.name() != p.accumulator.name()) order.push_back(l.band);
+    if (banded) order.push_back(l.band);
     merged.update()
         .split(p.o, l.o_tile, l.o_lane, vector, TailStrategy::GuardWithIf)
         .reorder(order)
