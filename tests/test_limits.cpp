@@ -4,6 +4,8 @@
 // for.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "gradtune/gradtune.h"
@@ -53,4 +55,49 @@ TEST_CASE("a dilation near INT32_MAX is refused without overflowing the window a
         INFO(st.ToString());
         CHECK(st.code() == StatusCode::kInvalidArgument);
     }
+}
+
+TEST_CASE("shape products that overflow int64 saturate instead of wrapping", "[limits]") {
+    const int64_t big = int64_t{1} << 32;
+    CHECK(NumElements({big, big, big}) == std::numeric_limits<int64_t>::max());
+    CHECK(NumElements({big, -big, 1}) == std::numeric_limits<int64_t>::min());
+    CHECK(NumElements({big, big / 2 - 1}) == big * (big / 2 - 1));
+
+    // A filter of 2^64 elements (depth_multiplier * in_depth = 2^34 * 2^30)
+    // wrapped to 0 elements, which matched an out_backprop of depth 0. The
+    // filter is never read: a one-float stand-in.
+    static float never_read = 0;
+    const ConstTensorRef filter{DataType::kFloat, {1, 1, int64_t{1} << 30, int64_t{1} << 34}, &never_read};
+    Tensor dy(DataType::kFloat, {1, 4, 4, 0}), dx;
+    Status st = DepthwiseConv2dNativeBackpropInput::Compute(int32_vector({1, 4, 4, 1 << 30}), filter, dy,
+                                                            {1, 1, 1, 1}, "VALID", &dx);
+    CHECK(st.code() == StatusCode::kInvalidArgument);
+    CHECK(st.message() == "filter has more than 2**63 - 1 elements: [1,1,1073741824,17179869184]");
+
+    // The forward op computes out_depth = in_depth * depth_multiplier: 2^64
+    // elements per pixel is no allocatable output, not an empty one.
+    const ConstTensorRef input{DataType::kFloat, {1, 1, 1, big}, &never_read};
+    const ConstTensorRef filter2{DataType::kFloat, {1, 1, big, big}, &never_read};
+    Tensor y;
+    st = DepthwiseConv2dNative::Compute(input, filter2, {1, 1, 1, 1}, "VALID", &y);
+    INFO(st.ToString());
+    CHECK(!st.ok());
+    CHECK(y.shape().empty());
+}
+
+TEST_CASE("integer stores saturate: an out-of-range double is no undefined cast", "[limits]") {
+    Tensor i32(DataType::kInt32, {4});
+    i32.store(0, 4294967298.0);
+    i32.store(1, -1e300);
+    i32.store(2, std::nan(""));
+    i32.store(3, -7.9);
+    CHECK(i32.as<int32_t>()[0] == std::numeric_limits<int32_t>::max());
+    CHECK(i32.as<int32_t>()[1] == std::numeric_limits<int32_t>::min());
+    CHECK(i32.as<int32_t>()[2] == 0);
+    CHECK(i32.as<int32_t>()[3] == -7);  // toward zero, as before
+    Tensor i64(DataType::kInt64, {2});
+    i64.store(0, 1e19);
+    i64.store(1, -9223372036854775808.0);
+    CHECK(i64.as<int64_t>()[0] == std::numeric_limits<int64_t>::max());
+    CHECK(i64.as<int64_t>()[1] == std::numeric_limits<int64_t>::min());
 }

@@ -1,6 +1,7 @@
 #include "run_command.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <deque>
 #include <filesystem>
@@ -114,6 +115,8 @@ Status parse_tensor(const std::string &value, const std::string &fixed_dtype, Te
     for (const std::string &part : parts) {
         int64_t v;
         GRADTUNE_RETURN_IF_ERROR(parse_int(part, &v));
+        if (dtype == DataType::kInt32 && (v < INT32_MIN || v > INT32_MAX))
+            return InvalidArgument(part + " does not fit in the int32 elements of '" + value + "'");
         values.push_back(v);
     }
     *out = Tensor::FromVector(dtype, {static_cast<int64_t>(values.size())}, values);

@@ -101,8 +101,9 @@ Status Prepare(const ConstTensorRef &input, const ConstTensorRef &filter_sizes, 
     const int64_t filter_in_depth = filter_shape[2];
     const int64_t legal_groups = tf::LegalConv2DGroups(dims.in_depth, filter_in_depth, dims.out_depth);
     if (!empty_filter && dims.in_depth != filter_in_depth && legal_groups == 0) {
-        const int64_t requested =
-            dims.spatial_dims[0].filter_size * dims.spatial_dims[1].filter_size * dims.in_depth * dims.out_depth;
+        const int64_t requested = tf::MultiplySaturated(
+            tf::MultiplySaturated(dims.spatial_dims[0].filter_size, dims.spatial_dims[1].filter_size),
+            tf::MultiplySaturated(dims.in_depth, dims.out_depth));
         return InvalidArgument("filter_size does not have enough elements, requested " + std::to_string(requested) +
                                ", got " + std::to_string(NumElements(filter_shape)));
     }

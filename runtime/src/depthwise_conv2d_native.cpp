@@ -98,7 +98,7 @@ Status Prepare(const ConstTensorRef &input, const ConstTensorRef &filter, const 
         return InvalidArgument("input and filter must have the same depth: " + std::to_string(in_depth) + " vs " +
                                std::to_string(filter.shape[2]));
     const int64_t multiplier = filter.shape[3];
-    const int64_t out_depth = in_depth * multiplier;
+    const int64_t out_depth = tf::MultiplySaturated(in_depth, multiplier);
     if (!tf::FitsInt32(input.shape[h_dim])) return InvalidArgument("Input rows too large");
     if (!tf::FitsInt32(input.shape[w_dim])) return InvalidArgument("Input cols too large");
 

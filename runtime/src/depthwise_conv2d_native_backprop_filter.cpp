@@ -94,7 +94,7 @@ Status Prepare(const ConstTensorRef &input, const ConstTensorRef &filter_sizes, 
     if (in_depth != filter[2]) return InvalidArgument(label + ": input and filter must have the same in_depth");
     const int64_t multiplier = filter[3];
     if (!tf::FitsInt32(out[c_dim])) return InvalidArgument("Output depth too large");
-    if (multiplier * in_depth != out[c_dim])
+    if (tf::MultiplySaturated(multiplier, in_depth) != out[c_dim])
         return InvalidArgument(label + ": depth_multiplier * in_depth not equal to out_depth");
 
     const int64_t stride = strides[h_dim];

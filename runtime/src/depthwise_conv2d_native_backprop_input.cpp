@@ -91,7 +91,7 @@ Status Prepare(const ConstTensorRef &input_sizes, const ConstTensorRef &filter, 
     if (in_depth != filter.shape[2]) return InvalidArgument(label + ": input and filter must have the same in_depth");
     const int64_t multiplier = filter.shape[3];
     if (!tf::FitsInt32(out[c_dim])) return InvalidArgument("Output depth too large");
-    if (multiplier * in_depth != out[c_dim])
+    if (tf::MultiplySaturated(multiplier, in_depth) != out[c_dim])
         return InvalidArgument(label + ": depth_multiplier * in_depth not equal to out_depth");
 
     const int64_t stride = strides[h_dim];

@@ -61,8 +61,15 @@ std::string ShapeString(const std::vector<int64_t> &shape) {
 }
 
 int64_t NumElements(const std::vector<int64_t> &shape) {
+    // Saturated at the int64 limits: a shape whose product overflows holds
+    // more elements than any tensor can, and wrapping (undefined behaviour)
+    // could make it look small.
     int64_t n = 1;
-    for (int64_t d : shape) n *= d;
+    for (int64_t d : shape) {
+        int64_t product;
+        if (__builtin_mul_overflow(n, d, &product)) return (n < 0) == (d < 0) ? INT64_MAX : INT64_MIN;
+        n = product;
+    }
     return n;
 }
 
@@ -167,14 +174,32 @@ double LoadElement(const ConstTensorRef &t, int64_t i) { return load_element(t.d
 
 double Tensor::load(int64_t i) const { return load_element(dtype_, bytes_.data(), i); }
 
+namespace {
+
+// value truncated toward zero into an integer type, saturated at its limits
+// (NaN gives 0): a plain cast of an out-of-range double is undefined
+// behaviour.
+template <typename Int>
+Int saturate_to(double value) {
+    if (std::isnan(value)) return 0;
+    // Both limits as doubles: -2^(bits-1) exactly, and 2^(bits-1), the first
+    // value past the maximum.
+    const double low = static_cast<double>(std::numeric_limits<Int>::min());
+    if (value <= low) return std::numeric_limits<Int>::min();
+    if (value >= -low) return std::numeric_limits<Int>::max();
+    return static_cast<Int>(value);
+}
+
+}  // namespace
+
 void Tensor::store(int64_t i, double value) {
     switch (dtype_) {
     case DataType::kHalf: as<uint16_t>()[i] = FloatToHalfBits(static_cast<float>(value)); break;
     case DataType::kBFloat16: as<uint16_t>()[i] = FloatToBFloat16Bits(static_cast<float>(value)); break;
     case DataType::kFloat: as<float>()[i] = static_cast<float>(value); break;
     case DataType::kDouble: as<double>()[i] = value; break;
-    case DataType::kInt32: as<int32_t>()[i] = static_cast<int32_t>(value); break;
-    case DataType::kInt64: as<int64_t>()[i] = static_cast<int64_t>(value); break;
+    case DataType::kInt32: as<int32_t>()[i] = saturate_to<int32_t>(value); break;
+    case DataType::kInt64: as<int64_t>()[i] = saturate_to<int64_t>(value); break;
     }
 }
 

@@ -68,6 +68,17 @@ inline int64_t EffectiveFilterSize(int64_t filter_size, int64_t dilation) {
     return static_cast<int64_t>(size > limit ? limit : size < -limit ? -limit : size);
 }
 
+// a * b, saturated to the int64 limits instead of overflowing (TF multiplies
+// shape values such as depth_multiplier * in_depth in int64 without a check:
+// undefined behaviour near the limits). A saturated product equals no real
+// dimension and is no allocatable size, so the checks that follow refuse
+// the call with TF's message.
+inline int64_t MultiplySaturated(int64_t a, int64_t b) {
+    int64_t product;
+    if (!__builtin_mul_overflow(a, b, &product)) return product;
+    return (a < 0) == (b < 0) ? INT64_MAX : INT64_MIN;
+}
+
 // FastBoundsCheck(value, INT32_MAX): the TF "... too large" checks.
 inline bool FitsInt32(int64_t value) {
     return static_cast<uint64_t>(value) < static_cast<uint64_t>(INT32_MAX);

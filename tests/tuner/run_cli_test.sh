@@ -129,5 +129,10 @@ refuse run DepthwiseConv2dNativeBackpropInput input_sizes=1,2,3,2 "${base[@]}" s
 refuse run DepthwiseConv2dNativeBackpropInput input_sizes=1,2,3,2 "${base[@]}" strides=1,1,1,1 strides=1,2,2,1
 grep -q "^InvalidArgument: strides= is given twice" "$work/refused.err" || { cat "$work/refused.err"; exit 1; }
 refuse run
+# An int32 shape element out of range: refused as such (a cast wrapped it into
+# "Dimension 3 of input_sizes must be >= 0").
+refuse run DepthwiseConv2dNativeBackpropInput input_sizes=1,4,4,4294967298 "${base[@]}" strides=1,1,1,1
+grep -qx "InvalidArgument: 4294967298 does not fit in the int32 elements of '1,4,4,4294967298'" "$work/refused.err" ||
+  { cat "$work/refused.err"; exit 1; }
 echo "sloppy arguments refused"
 echo "gradtune run OK"

@@ -24,7 +24,7 @@ int DataTypeSize(DataType dtype);
 
 // "[1,2,3]"
 std::string ShapeString(const std::vector<int64_t> &shape);
-// Product of the dimensions (1 for a scalar).
+// Product of the dimensions (1 for a scalar), saturated at the int64 limits.
 int64_t NumElements(const std::vector<int64_t> &shape);
 
 struct ConstTensorRef {
@@ -82,7 +82,8 @@ public:
     operator ConstTensorRef() const { return cref(); }
 
     // Element i as a double / stored from a double (rounding to nearest even
-    // for 16-bit floats, truncating toward zero for integers).
+    // for 16-bit floats, truncating toward zero for integers, saturated at
+    // the integer type's limits, NaN as 0).
     double load(int64_t i) const;
     void store(int64_t i, double value);
 
