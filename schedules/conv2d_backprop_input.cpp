@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "halide_knobs.h"
+#include "tap_phases.h"
 
 namespace gradtune {
 
@@ -64,30 +65,6 @@ Var tile_cpu(Stage stage, const Conv2DBackpropInputPipeline &p, const CpuPlan &p
     return order[3].var;
 }
 
-// The stride of a dimension when the variant fixes it, else 1.
-int fixed_stride(const Expr &stride) {
-    const std::optional<int64_t> value = as_const_int(stride);
-    return value ? static_cast<int>(*value) : 1;
-}
-
-// With a compile-time stride s > 1, a tile's positions along `v` are visited
-// one tap phase at a time: v = v_min + s * quotient + phase, the quotient
-// inside the register tile and the phase loop outside the reduction, so
-// every position of the unrolled body uses the same taps and the tap
-// predicates are uniform. The tile need not be a multiple of s
-// (GuardWithIf). Returns false, splitting nothing, for a stride of 1 or one
-// left to run time.
-bool split_phases(Stage stage, const Var &v, const Expr &stride, const std::string &name,
-                  std::vector<VarOrRVar> *tile, std::vector<VarOrRVar> *phases) {
-    const int s = fixed_stride(stride);
-    if (s <= 1) return false;
-    Var quotient(name + "_quot"), phase(name + "_phase");
-    stage.split(v, quotient, phase, s, TailStrategy::GuardWithIf);
-    tile->push_back(quotient);
-    phases->push_back(phase);
-    return true;
-}
-
 void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeline &p) {
     const bool nhwc = s.data_format == "NHWC";
     CpuPlan plan;
@@ -139,11 +116,11 @@ void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeline &
     // the taps.
     Stage update = p.accumulator.update();
     std::vector<VarOrRVar> tile = {acc_inner}, phases;
-    if (!(plan.vectorize_channels && split_phases(update, p.x, p.stride_width, "x", &tile, &phases)))
+    if (!(plan.vectorize_channels && split_phases(update, p.x, s.fixed.at("stride_width"), "x", &tile, &phases)))
         tile.push_back(acc_other);
     if (rows == 1) {
         phases.push_back(p.y);  // a single row: keep it outside the reduction
-    } else if (!split_phases(update, p.y, p.stride_height, "y", &tile, &phases)) {
+    } else if (!split_phases(update, p.y, s.fixed.at("stride_height"), "y", &tile, &phases)) {
         tile.push_back(p.y);
     }
     // Output channels: optionally in blocks of channel_block with the taps
@@ -201,7 +178,7 @@ void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeline &
 // schedule, when the variant fixes the stride. Both operands are staged
 // zero-padded copies, so the reduction has neither boundary selects nor a
 // tail vector.
-void apply_cpu_dot(const Knobs &k, Conv2DBackpropInputPipeline &p) {
+void apply_cpu_dot(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeline &p) {
     const int lanes = k.at("vector_width");
     const int tile_c = k.at("tile_channels"), tile_x = k.at("tile_other"), tile_y = k.at("tile_y");
     Var c_tile{"c_tile"}, c_pos{"c_pos"}, x_tile{"x_tile"}, x_pos{"x_pos"}, y_tile{"y_tile"}, y_pos{"y_pos"};
@@ -240,8 +217,8 @@ void apply_cpu_dot(const Knobs &k, Conv2DBackpropInputPipeline &p) {
     partial.compute_at(p.output, c_tile).vectorize(lane).unroll(p.c).unroll(p.x).unroll(p.y);
     Stage partial_update = partial.update();
     std::vector<VarOrRVar> order = {lane, p.c}, phases;
-    if (!split_phases(partial_update, p.x, p.stride_width, "x", &order, &phases)) order.push_back(p.x);
-    if (!split_phases(partial_update, p.y, p.stride_height, "y", &order, &phases)) order.push_back(p.y);
+    if (!split_phases(partial_update, p.x, s.fixed.at("stride_width"), "x", &order, &phases)) order.push_back(p.x);
+    if (!split_phases(partial_update, p.y, s.fixed.at("stride_height"), "y", &order, &phases)) order.push_back(p.y);
     const size_t unrolled = order.size();
     order.insert(order.end(), {o_vector, p.taps.y, p.taps.z});
     order.insert(order.end(), phases.begin(), phases.end());
@@ -294,7 +271,7 @@ void apply(const Knobs &knobs, const Structure &structure, Conv2DBackpropInputPi
     if (device_of(target) == Device::cuda) {
         apply_cuda(knobs, structure, pipeline);
     } else if (knobs.at("algorithm") == 1) {
-        apply_cpu_dot(knobs, pipeline);
+        apply_cpu_dot(knobs, structure, pipeline);
     } else {
         apply_cpu(knobs, structure, pipeline);
     }

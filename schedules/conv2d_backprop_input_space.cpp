@@ -103,8 +103,14 @@ KnobSpace cpu_space(const Structure &s) {
         } else {
             if (k.at("tile_channels") != 1) return "tile_channels is a knob of the dot algorithm";
             // Accumulators, plus the filter vectors and one broadcast of an
-            // inner iteration.
-            const int accumulators = k.at("vectors_per_tile") * k.at("tile_other") * k.at("tile_y");
+            // inner iteration. With a fixed stride the reduction runs one tap
+            // phase of the tile at a time (split_phases), so only that
+            // phase's columns and rows are live: ceil(tile / stride) of them.
+            const int phases_x = k.at("vectorize_channels") ? std::max(1, s.fixed.at("stride_width")) : 1;
+            const int phases_y = std::max(1, s.fixed.at("stride_height"));
+            const int live_columns = (k.at("tile_other") + phases_x - 1) / phases_x;
+            const int live_rows = (k.at("tile_y") + phases_y - 1) / phases_y;
+            const int accumulators = k.at("vectors_per_tile") * live_columns * live_rows;
             const int registers = (accumulators + k.at("vectors_per_tile")) * registers_per_vector + 1;
             if (registers > 32)
                 return "the register tile needs " + std::to_string(registers) + " vector registers (max 32)";

@@ -3,6 +3,7 @@
 #include "depthwise_conv2d_native_backprop_input.h"
 
 #include "halide_knobs.h"
+#include "tap_phases.h"
 
 namespace gradtune {
 
@@ -73,13 +74,27 @@ void apply_cpu(const Knobs &k, const Structure &s, DepthwiseConv2dNativeBackprop
         .unroll(inner)
         .unroll(other)
         .unroll(p.y);
+    // The reduction: register tile innermost, one tap phase of its columns
+    // and rows at a time for a fixed stride (uniform tap predicates), then
+    // the depth multiplier and the taps.
     RVar m = p.taps.x, col_tap = p.taps.y, row_tap = p.taps.z;
     Stage update = p.accumulator.update();
-    update.reorder(inner, other, p.y, m, col_tap, row_tap)
-        .vectorize(inner, vector, TailStrategy::GuardWithIf)
-        .unroll(inner)
-        .unroll(other)
-        .unroll(p.y);
+    const int stride = s.fixed.at("stride");
+    std::vector<VarOrRVar> tile = {inner}, phases;
+    if (!(nhwc && split_phases(update, p.x, stride, "x", &tile, &phases))) tile.push_back(other);
+    if (rows == 1) {
+        phases.push_back(p.y);  // a single row: keep it outside the reduction
+    } else if (!split_phases(update, p.y, stride, "y", &tile, &phases)) {
+        tile.push_back(p.y);
+    }
+    std::vector<VarOrRVar> order = tile;
+    order.insert(order.end(), {m, col_tap, row_tap});
+    order.insert(order.end(), phases.begin(), phases.end());
+    update.reorder(order).vectorize(inner, vector, TailStrategy::GuardWithIf);
+    for (const VarOrRVar &v : tile) update.unroll(v.var);
+    // Unrolled phases keep the tile's accumulator indices constant (in
+    // registers) across the phase loop.
+    for (const VarOrRVar &v : phases) update.unroll(v.var);
     if (k.at("unroll_taps")) update.unroll(col_tap).unroll(row_tap);
 
     if (k.at("stage_out_backprop")) {

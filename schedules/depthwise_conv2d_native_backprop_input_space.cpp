@@ -21,6 +21,7 @@ namespace {
 KnobSpace cpu_space(const Structure &s) {
     const int bytes = dtype_bytes(s.dtype);
     const int native = 64 / bytes;  // one AVX-512 register
+    const bool nhwc = s.data_format == "NHWC";
     const bool fixed_filter = s.fixed.at("filter_height") > 0 && s.fixed.at("filter_width") > 0;
     const int taps = s.fixed.at("filter_height") * s.fixed.at("filter_width");
     KnobSpace space;
@@ -38,8 +39,13 @@ KnobSpace cpu_space(const Structure &s) {
         const int vector_bytes = k.at("vector_width") * bytes;
         if (vector_bytes < 16 || vector_bytes > 256)
             return "a vector of " + std::to_string(vector_bytes) + " bytes (legal: 16..256)";
-        const int accumulators = k.at("vectors_per_tile") * k.at("tile_other") * k.at("tile_y") *
-                                 std::max(1, vector_bytes / 64);
+        // With a fixed stride the reduction runs one tap phase of the tile at
+        // a time (NHWC columns, and rows), so only ceil(tile / stride)
+        // columns and rows of it are live.
+        const int stride = std::max(1, s.fixed.at("stride"));
+        const int live_columns = nhwc ? (k.at("tile_other") + stride - 1) / stride : k.at("tile_other");
+        const int live_rows = (k.at("tile_y") + stride - 1) / stride;
+        const int accumulators = k.at("vectors_per_tile") * live_columns * live_rows * std::max(1, vector_bytes / 64);
         if (accumulators > 32)
             return "the register tile needs " + std::to_string(accumulators) + " vector registers (max 32)";
         if (k.at("unroll_taps") && (!fixed_filter || taps > 49))
