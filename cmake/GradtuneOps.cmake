@@ -53,7 +53,8 @@ set(GRADTUNE_COMMON_SOURCES
     generators/common/window.h
     schedules/halide_knobs.h
     schedules/knob_space.h
-    schedules/knob_space.cpp)
+    schedules/knob_space.cpp
+    schedules/tap_phases.h)
 
 foreach (op file IN ZIP_LISTS GRADTUNE_OPS GRADTUNE_OP_STEMS)
     set(_files ${GRADTUNE_COMMON_SOURCES}

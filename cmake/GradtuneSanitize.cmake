@@ -1,0 +1,28 @@
+# The sanitizer build (option GRADTUNE_SANITIZE, run by scripts/sanitize.sh):
+# copies of libgradtune, the tuner library, the gradtune command and the
+# tests, compiled with AddressSanitizer and UndefinedBehaviorSanitizer, next
+# to the normal targets in the same build tree. The Halide-generated kernels
+# and the Halide runtime are linked into the copies as they were compiled
+# (uninstrumented): ASan still sees every heap access the C++ makes, and the
+# copies cost a compile of the C++ only, not of the variants.
+
+set(GRADTUNE_SANITIZE_COMPILE_OPTIONS
+    -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -O1 -g1)
+set(GRADTUNE_SANITIZE_LINK_OPTIONS -fsanitize=address,undefined)
+# The shell tests learn from this that their gradtune command is sanitized
+# (its shadow memory does not fit under `ulimit -v`).
+set(GRADTUNE_SANITIZE_ENVIRONMENT "GRADTUNE_SANITIZED=1")
+
+# Instruments `target` (its own sources) and links the sanitizer runtimes into
+# whatever links it.
+function(gradtune_sanitize target)
+    target_compile_options(${target} PRIVATE ${GRADTUNE_SANITIZE_COMPILE_OPTIONS})
+    target_link_options(${target} PUBLIC ${GRADTUNE_SANITIZE_LINK_OPTIONS})
+endfunction()
+
+# An executable: instrumented, with the sanitizer defaults of
+# tests/sanitizer_defaults.cpp.
+function(gradtune_sanitize_executable target)
+    gradtune_sanitize(${target})
+    target_sources(${target} PRIVATE "${PROJECT_SOURCE_DIR}/tests/sanitizer_defaults.cpp")
+endfunction()

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The sanitizer stage of CI, after the test command: the runtime, the gradtune
+# command and the tests rebuilt with AddressSanitizer + UndefinedBehaviorSanitizer
+# (cmake/GradtuneSanitize.cmake; the compiled kernels are reused, so this
+# compiles C++ only), then every test of the suite run against them
+# (`ctest -L sanitize`). A sanitizer report fails its test. The build tree is
+# left configured as before (GRADTUNE_SANITIZE=OFF), so the README's commands
+# build and run only the normal targets.
+# Usage: scripts/sanitize.sh [extra ctest args]
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+./scripts/build.sh
+export PATH="$root/.venv/bin:$PATH"
+restore() { cmake -S . -B build -DGRADTUNE_SANITIZE=OFF >/dev/null; }
+trap restore EXIT
+echo "[sanitize] configuring the ASan + UBSan copies"
+cmake -S . -B build -DGRADTUNE_SANITIZE=ON >/dev/null
+echo "[sanitize] compiling them"
+cmake --build build -j "$(nproc)" --target gradtune_tests_sanitized gradtune_cli_sanitized
+echo "[sanitize] running every test under the sanitizers"
+ctest --test-dir build -L sanitize --output-on-failure -j "$(nproc)" "$@"
