@@ -101,3 +101,20 @@ TEST_CASE("integer stores saturate: an out-of-range double is no undefined cast"
     CHECK(i64.as<int64_t>()[0] == std::numeric_limits<int64_t>::max());
     CHECK(i64.as<int64_t>()[1] == std::numeric_limits<int64_t>::min());
 }
+
+TEST_CASE("an output too large for memory is ResourceExhausted, also under AddressSanitizer", "[limits]") {
+    // 2^40 rows x 4 bytes: a byte count that fits int64, but no allocator has
+    // it. (ASan reports a failed throwing `new` as a crash; Tensor allocates
+    // with the nothrow form, so the sanitizer stage sees the same refusal.)
+    const int64_t rows = int64_t{1} << 40;
+    Tensor shape = Tensor::FromVector<int64_t>(DataType::kInt64, {4}, {1, rows, 1, 1});
+    Tensor dy(DataType::kFloat, {1, 1, 1, 1});
+    Tensor row_sequence = Tensor::FromVector<int64_t>(DataType::kInt64, {2}, {0, rows});
+    Tensor col_sequence = Tensor::FromVector<int64_t>(DataType::kInt64, {2}, {0, 1});
+    Tensor dx;
+    Status st = Status::OK();
+    REQUIRE_NOTHROW(st = FractionalAvgPoolGrad::Compute(shape, dy, row_sequence, col_sequence, &dx));
+    INFO(st.ToString());
+    CHECK(st.code() == StatusCode::kResourceExhausted);
+    CHECK(dx.shape().empty());
+}

@@ -1,13 +1,33 @@
 #include "call_json.h"
 
 #include <algorithm>
+#include <new>
 #include <random>
+#include <stdexcept>
 
 namespace gradtune::tooling {
 
 using nlohmann::json;
 
-Status tensor_from_json(const json &j, Tensor *out) {
+namespace {
+
+// The readers below throw where a JSON value has the wrong type (nlohmann's
+// type_error, e.g. "dtype": 5) and Tensor where a shape is past memory; the
+// Status functions of this file turn both into a refusal.
+template <typename F>
+Status refusing_exceptions(const char *what, F &&body) {
+    try {
+        return body();
+    } catch (const json::exception &e) {
+        return InvalidArgument(std::string(what) + ": " + e.what());
+    } catch (const std::bad_alloc &) {
+        return ResourceExhausted(std::string(what) + ": a tensor too large to allocate");
+    } catch (const std::length_error &e) {
+        return ResourceExhausted(std::string(what) + ": " + e.what());
+    }
+}
+
+Status tensor_from_json_unguarded(const json &j, Tensor *out) {
     if (!j.is_object() || !j.contains("dtype")) return InvalidArgument("a tensor needs a dtype: " + j.dump());
     auto dtype = DataTypeFromString(j.at("dtype").get<std::string>());
     if (!dtype) return InvalidArgument("unknown dtype " + j.at("dtype").dump());
@@ -38,6 +58,12 @@ Status tensor_from_json(const json &j, Tensor *out) {
     return Status::OK();
 }
 
+}  // namespace
+
+Status tensor_from_json(const json &j, Tensor *out) {
+    return refusing_exceptions("a malformed tensor", [&] { return tensor_from_json_unguarded(j, out); });
+}
+
 json tensor_to_json(const Tensor &t) {
     json values = json::array();
     for (int64_t i = 0; i < t.num_elements(); i++) {
@@ -52,7 +78,9 @@ json tensor_to_json(const Tensor &t) {
     return {{"dtype", DataTypeName(t.dtype())}, {"shape", t.shape()}, {"values", values}};
 }
 
-Status attr_from_json(const AttrSpec &attr, const json &v, AttrValue *out) {
+namespace {
+
+Status attr_from_json_unguarded(const AttrSpec &attr, const json &v, AttrValue *out) {
     auto wrong = [&] { return InvalidArgument("attr '" + attr.name + "' has the wrong type: " + v.dump()); };
     switch (attr.kind) {
     case AttrKind::kInt:
@@ -95,7 +123,15 @@ Status attr_from_json(const AttrSpec &attr, const json &v, AttrValue *out) {
     return Status::OK();
 }
 
-Status materialise(const json &spec, uint32_t seed, MaterialisedCall *out) {
+}  // namespace
+
+Status attr_from_json(const AttrSpec &attr, const json &v, AttrValue *out) {
+    return refusing_exceptions("a malformed attr", [&] { return attr_from_json_unguarded(attr, v, out); });
+}
+
+namespace {
+
+Status materialise_unguarded(const json &spec, uint32_t seed, MaterialisedCall *out) {
     const std::string op = spec.value("op", "");
     const OpSpec *op_spec = FindOpSpec(op);
     if (!op_spec) return InvalidArgument("no op '" + op + "' in this build");
@@ -129,6 +165,12 @@ Status materialise(const json &spec, uint32_t seed, MaterialisedCall *out) {
         out->call.attrs[name] = value;
     }
     return Status::OK();
+}
+
+}  // namespace
+
+Status materialise(const json &spec, uint32_t seed, MaterialisedCall *out) {
+    return refusing_exceptions("a malformed call", [&] { return materialise_unguarded(spec, seed, out); });
 }
 
 }  // namespace gradtune::tooling

@@ -84,7 +84,8 @@ Status select_kernel(const CallInfo &call, const RunOptions &options, const std:
     const Device device = options.device;
     if (options.external_kernel) {
         const ExternalKernel &k = *options.external_kernel;
-        Kernel view{call.op.c_str(), k.name.c_str(), k.device, k.dtype.c_str(), k.data_format.c_str(), {}, "", k.function};
+        Kernel view{call.op.c_str(), k.name.c_str(), k.device, k.dtype.c_str(), k.data_format.c_str(), {}, "",
+                    /*structure_default=*/false, k.function};
         for (const auto &[name, value] : k.structure) view.structure.emplace_back(name.c_str(), value);
         if (!fits(view, call, device))
             return InvalidArgument("external kernel " + k.name + " does not fit this call");

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,6 +50,28 @@ struct TensorRef {
     operator ConstTensorRef() const { return {dtype, shape, data}; }
 };
 
+// std::allocator, except that it allocates with the nothrow `new` and throws
+// std::bad_alloc itself when that returns null. Same behaviour, but a failed
+// allocation stays an exception the API can turn into ResourceExhausted under
+// AddressSanitizer too (which reports a failed throwing `new` as a crash and
+// returns null from a nothrow one).
+template <typename T>
+struct NothrowAllocator {
+    using value_type = T;
+    NothrowAllocator() = default;
+    template <typename U>
+    NothrowAllocator(const NothrowAllocator<U> &) {}
+    T *allocate(std::size_t n) {
+        if (n > static_cast<std::size_t>(-1) / sizeof(T)) throw std::bad_alloc();
+        void *p = ::operator new(n * sizeof(T), std::nothrow);
+        if (!p) throw std::bad_alloc();
+        return static_cast<T *>(p);
+    }
+    void deallocate(T *p, std::size_t) { ::operator delete(p); }
+    template <typename U>
+    bool operator==(const NothrowAllocator<U> &) const { return true; }
+};
+
 // An owning tensor, zero-initialised.
 class Tensor {
 public:
@@ -90,7 +113,7 @@ public:
 private:
     DataType dtype_ = DataType::kFloat;
     std::vector<int64_t> shape_;
-    std::vector<std::byte> bytes_;
+    std::vector<std::byte, NothrowAllocator<std::byte>> bytes_;
 };
 
 // Element i of a tensor view as a double.
