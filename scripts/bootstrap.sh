@@ -3,6 +3,8 @@
 # machine: the Debian packages of scripts/apt-packages.txt (when missing) and a
 # project-local virtual environment .venv with Halide, CMake and Ninja from
 # scripts/requirements.txt. Idempotent: a second run checks and does nothing.
+# Extra package lists given as arguments are installed too (scripts/fuzz.sh:
+# scripts/apt-packages-fuzz.txt, clang and libFuzzer).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -23,7 +25,7 @@ while read -r spec; do
   elif [ -n "$want" ] && [ "${have##* }" != "$want" ]; then
     say "note: $name ${have##* } is installed; gradtune is tested with $want"
   fi
-done < scripts/apt-packages.txt
+done < <(cat scripts/apt-packages.txt "$@")
 
 if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
