@@ -46,6 +46,34 @@ std::string generic_variant(const CallInfo &info) {
     return "";
 }
 
+// The value of the `algorithm` knob of a compiled variant ("" where its op has
+// none), for the "served by" column.
+std::string algorithm_of(const std::string &variant) {
+    static const std::map<std::string, std::string> knobs = [] {
+        std::map<std::string, std::string> m;
+        for (const VariantInfo &v : Variants()) m[v.name] = v.knobs;
+        return m;
+    }();
+    auto it = knobs.find(variant);
+    if (it == knobs.end()) return "";
+    std::istringstream in(it->second);
+    for (std::string setting; in >> setting;)
+        if (setting.rfind("algorithm=", 0) == 0) return setting.substr(10);
+    return "";
+}
+
+// What the values of an op's `algorithm` knob mean (its CPU space's
+// description), or "" where the op has none.
+std::string algorithm_legend(const std::string &op_name) {
+    const OpSchema *op = find_op(op_name);
+    if (!op) return "";
+    Structure generic{"float32", "NHWC", {}};
+    for (const std::string &param : op->structure_params) generic.fixed[param] = 0;
+    const KnobSpace space = op->space(Device::cpu, generic);
+    const Knob *knob = space.find("algorithm");
+    return knob ? knob->why : "";
+}
+
 std::string fixed(double v, int digits) {
     std::ostringstream out;
     out << std::fixed << std::setprecision(digits) << v;
@@ -182,7 +210,10 @@ int main(int argc, char **argv) {
         md << "| " << r.entry.op << " | " << r.entry.id << " " << r.entry.description << " | " << r.entry.batch << " | "
            << fixed(r.generic.median_ms, 3) << " (" << fixed(r.generic.spread_pct, 0) << "%) | "
            << fixed(r.tuned.median_ms, 3) << " (" << fixed(r.tuned.spread_pct, 0) << "%) | " << fixed(speedup, 2)
-           << "x | " << throughput << roofline_text(r) << " | " << r.served.variant << " (" << r.served.tier << ") | ";
+           << "x | " << throughput << roofline_text(r) << " | " << r.served.variant << " (" << r.served.tier;
+        if (const std::string algorithm = algorithm_of(r.served.variant); !algorithm.empty())
+            md << ", algorithm " << algorithm;
+        md << ") | ";
         if (r.onednn_tf.median_ms > 0) {
             const double best = std::min(r.onednn_tf.median_ms, r.onednn_own.median_ms);
             VsOnednn &v = vs_onednn[r.entry.op];
@@ -219,6 +250,9 @@ int main(int argc, char **argv) {
     md << "\nTiers: exact = tuned on this class for the shape; transferred = another class's record for the shape, "
           "compiled for this machine; nearest = the record of the nearest shape with the structure; default = the "
           "structure default; generic = no tuned variant for the structure.\n";
+    for (const auto &[op, acc] : per_op)
+        if (const std::string legend = algorithm_legend(op); !legend.empty())
+            md << "\nAlgorithms of " << op << " (the `algorithm` knob): " << legend << ".\n";
     // How the structure defaults were chosen.
     std::vector<StructureDefault> defaults;
     try {
@@ -242,6 +276,7 @@ int main(int argc, char **argv) {
                          {"generic_median_ms", r.generic.median_ms}, {"generic_spread_pct", r.generic.spread_pct},
                          {"tuned_median_ms", r.tuned.median_ms}, {"tuned_spread_pct", r.tuned.spread_pct},
                          {"variant", r.served.variant}, {"tier", r.served.tier},
+                         {"algorithm", algorithm_of(r.served.variant)},
                          {"onednn_tf_layout_median_ms", r.onednn_tf.median_ms},
                          {"onednn_own_layout_median_ms", r.onednn_own.median_ms}, {"onednn_impl", r.onednn_impl}});
         std::ofstream(json_path) << j.dump(1) << "\n";
