@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fuzzing stage of CI: three libFuzzer targets (tests/fuzz/), built with
+# The fuzzing stage of CI: four libFuzzer targets (tests/fuzz/), built with
 # clang, AddressSanitizer and UndefinedBehaviorSanitizer against build/, each
 # run for FUZZ_SECONDS (default 60) from its committed seed corpus
 # (tests/fuzz/corpus/<target>/, copied: the run's new inputs stay in
@@ -9,6 +9,7 @@
 #   fuzz_npy   the .npy reader of `gradtune run`
 #   fuzz_json  records files, trials lines, suite files and call specs
 #   fuzz_api   RunOp with random ops, dtypes, shapes and attrs near the limits
+#   fuzz_cli   `gradtune run` command lines: arguments, .npy inputs, -o paths
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -22,7 +23,7 @@ cmake -S tests/fuzz -B "$out" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_CO
   -DGRADTUNE_BUILD_DIR="$root/build" -DHalide_DIR="$(sed -n 's/^Halide_DIR:PATH=//p' build/CMakeCache.txt)" >/dev/null
 cmake --build "$out" -j "$(nproc)"
 failed=0
-for target in npy json api; do
+for target in npy json api cli; do
   corpus="$out/corpus-$target"
   mkdir -p "$corpus"
   cp -n tests/fuzz/corpus/$target/* "$corpus"/ 2>/dev/null || true
@@ -33,7 +34,7 @@ for target in npy json api; do
   ASAN_OPTIONS="allocator_may_return_null=1:max_allocation_size_mb=512:detect_leaks=1" \
   UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
     "$out/fuzz_$target" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096 -max_len=4096 \
-      -artifact_prefix="$out/crash-$target-" -print_final_stats=1 "$corpus" >"$log" 2>&1
+      -artifact_prefix="$out/crash-$target-" -print_final_stats=1 -close_fd_mask=1 "$corpus" >"$log" 2>&1
   rc=$?
   set -e
   execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)"

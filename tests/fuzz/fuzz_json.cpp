@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <fstream>
 #include <string>
@@ -17,12 +19,24 @@
 #include "suite.h"
 #include "trials.h"
 
+namespace {
+
+// The input as a file, removed at exit.
+std::string path;
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int *, char ***) {
+    path = "/tmp/gradtune-fuzz-json-" + std::to_string(getpid()) + ".json";
+    std::atexit([] { std::remove(path.c_str()); });
+    return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size == 0) return 0;
     // The first byte picks the reader.
     const int reader = data[0] % 4;
     const std::string text(reinterpret_cast<const char *>(data + 1), size - 1);
-    static const std::string path = "/tmp/gradtune-fuzz-json-" + std::to_string(getpid()) + ".json";
     if (reader < 2) {
         std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
     }

@@ -5,13 +5,27 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 
 #include "npy.h"
 
+namespace {
+
+// The input as a file, removed at exit.
+std::string path;
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int *, char ***) {
+    path = "/tmp/gradtune-fuzz-npy-" + std::to_string(getpid()) + ".npy";
+    std::atexit([] { std::remove(path.c_str()); });
+    return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    static const std::string path = "/tmp/gradtune-fuzz-npy-" + std::to_string(getpid()) + ".npy";
     {
         std::ofstream file(path, std::ios::binary | std::ios::trunc);
         file.write(reinterpret_cast<const char *>(data), static_cast<std::streamsize>(size));
