@@ -4,42 +4,24 @@
 // (records, trials, suites: the tools print it and exit 2) or a Status (call
 // specs). A finding: a crash, a sanitizer report, any other exception, or an
 // exception from materialise (which returns a Status).
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <exception>
-#include <fstream>
 #include <string>
 
 #include "call_json.h"
+#include "input_file.h"
 #include "records.h"
 #include "suite.h"
 #include "trials.h"
-
-namespace {
-
-// The input as a file, removed at exit.
-std::string path;
-
-}  // namespace
-
-extern "C" int LLVMFuzzerInitialize(int *, char ***) {
-    path = "/tmp/gradtune-fuzz-json-" + std::to_string(getpid()) + ".json";
-    std::atexit([] { std::remove(path.c_str()); });
-    return 0;
-}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size == 0) return 0;
     // The first byte picks the reader.
     const int reader = data[0] % 4;
     const std::string text(reinterpret_cast<const char *>(data + 1), size - 1);
-    if (reader < 2) {
-        std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
-    }
+    static InputFile file("input.json");
+    const std::string path = reader < 2 ? file.write(text.data(), text.size()) : "";
     try {
         switch (reader) {
         case 0: (void)gradtune::read_record_file(path); break;
