@@ -28,6 +28,7 @@ for target in npy json api cli; do
   mkdir -p "$corpus"
   cp -n tests/fuzz/corpus/$target/* "$corpus"/ 2>/dev/null || true
   log="$out/fuzz_$target.log"
+  rm -f "$out"/crash-$target-*  # a finding of an earlier run is not this run's
   set +e
   # Allocations past 512 MB return null (std::bad_alloc: ResourceExhausted
   # in the API) so that a fuzzed size is refused, not swapped.
@@ -43,7 +44,13 @@ for target in npy json api cli; do
   else
     failed=1
     echo "[fuzz] fuzz_$target: FINDING (exit $rc) after ${execs:-?} executions; log $log:"
-    grep -E "ERROR|runtime error|SUMMARY|Test unit written|deadly signal|timeout" "$log" | head -20
+    # -a: the log quotes the input's bytes. The input itself goes into the log
+    # of this stage too, so that a finding on a CI machine can be replayed:
+    #   base64 -d >input <<<'...'; build/fuzz/fuzz_<target> input
+    grep -aE "ERROR|runtime error|SUMMARY|Test unit written|deadly signal|timeout" "$log" | head -20
+    for input in "$out"/crash-$target-*; do
+      [ -f "$input" ] && echo "[fuzz] $(basename "$input") (base64): $(head -c 4096 "$input" | base64 -w0)"
+    done
   fi
 done
 exit "$failed"

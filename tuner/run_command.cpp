@@ -9,6 +9,8 @@
 #include <set>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "gradtune/op_call.h"
 #include "npy.h"
 
@@ -33,6 +35,23 @@ Status split_list(const std::string &text, std::vector<std::string> *parts) {
 
 bool ends_with(const std::string &s, const std::string &suffix) {
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// A name for the temporary that becomes `path`: hidden, in the same directory
+// (so that the rename cannot cross file systems), unique to this process and
+// never the name of an existing file, so that no file of the user's (another
+// output's name included) is overwritten on the way.
+std::string temporary_beside(const std::string &path) {
+    const std::filesystem::path target(path);
+    for (unsigned n = 0;; n++) {
+        std::filesystem::path candidate = target;
+        candidate.replace_filename("." + target.filename().string() + ".gradtune-" + std::to_string(getpid()) +
+                                   "-" + std::to_string(n) + ".tmp");
+        std::error_code error;
+        const std::filesystem::file_status status = std::filesystem::symlink_status(candidate, error);
+        // On an error (an unreadable directory), writing the name reports it.
+        if (error || status.type() == std::filesystem::file_type::not_found) return candidate.string();
+    }
 }
 
 Status parse_int(const std::string &text, int64_t *value) {
@@ -216,7 +235,7 @@ int run_command(const std::string &op, const std::vector<std::string> &arguments
     // Write every output to a temporary name first: all or nothing.
     std::vector<std::string> written;
     for (size_t i = 0; i < output_paths.size(); i++) {
-        const std::string temporary = output_paths[i] + ".tmp.npy";
+        const std::string temporary = temporary_beside(output_paths[i]);
         st = write_npy(temporary, outputs[i]);
         if (!st.ok()) {
             for (const std::string &w : written) std::remove(w.c_str());

@@ -6,9 +6,10 @@
 // private directory ("-o" alone: an empty path; "-odir": a directory).
 // A finding: a crash, a sanitizer report, an exception, an exit status other
 // than 0 or 2, an output missing after 0, or anything left behind after 2 (an
-// output or a temporary file).
+// output or a temporary file), or after 0 anything but the outputs.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -119,8 +120,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (rc == 0) {
         for (const std::string &path : outputs)
             if (!fs::is_regular_file(path)) __builtin_trap();  // an output is missing
-        for (const fs::path &path : left)
-            if (path.string().find(".tmp.npy") != std::string::npos) __builtin_trap();  // a temporary left behind
+        for (const fs::path &path : left)  // anything else is a temporary left behind
+            if (std::find(outputs.begin(), outputs.end(), path.string()) == outputs.end()) __builtin_trap();
     }
     for (const fs::path &path : left) fs::remove_all(path);
     return 0;

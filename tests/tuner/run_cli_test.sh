@@ -120,7 +120,16 @@ for out in "$work/outdir" ""; do
     out_backprop="$work/dy0.npy" strides=1,1,1,1 padding=VALID -o "$out"
   grep -q "^InvalidArgument: " "$work/refused.err" || { cat "$work/refused.err"; exit 1; }
 done
-[ -z "$(find "$work" -name '*.tmp.npy')" ] || { echo "a temporary output was left behind"; exit 1; }
+[ -z "$(find "$work" -name '*.gradtune-*.tmp')" ] || { echo "a temporary output was left behind"; exit 1; }
+# The temporary an output is written to first is no file of the user's: a file
+# named like the output plus ".tmp.npy" (another output's name, say) survives,
+# and the directory holds nothing but the outputs afterwards.
+mkdir "$work/keep"
+echo "the user's file" >"$work/keep/o.npy.tmp.npy"
+"$gradtune" run DepthwiseConv2dNativeBackpropInput input_sizes=1,2,3,2 filter="$work/filter.npy" \
+  out_backprop="$work/dy0.npy" strides=1,1,1,1 padding=VALID -o "$work/keep/o.npy"
+[ "$(cat "$work/keep/o.npy.tmp.npy")" = "the user's file" ] || { echo "a user's file was overwritten"; exit 1; }
+[ "$(ls -A "$work/keep" | tr '\n' ' ')" = "o.npy o.npy.tmp.npy " ] || { ls -A "$work/keep"; exit 1; }
 
 # Sloppy arguments: an empty list element, a trailing comma, a repeated name,
 # no op at all: each is refused with exit status 2.
