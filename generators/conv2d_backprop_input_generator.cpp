@@ -138,6 +138,7 @@ public:
         p.accumulator(c, x, y, n) += widen(dy, acc_type) * widen(w, acc_type);
         (*output)(c, x, y, n) = narrow(p.accumulator(c, x, y, n), T);
         p.output = *output;
+        p.filter = *filter;
 
         declare_layout();
         p.channels = output->dim(0).extent();

@@ -63,6 +63,7 @@ struct Conv2DBackpropInputPipeline {
     Halide::Func accumulator{"accumulator"};           // (c, x, y, n): pure 0, update += over taps
     Halide::Func out_backprop{"out_backprop_padded"};  // (o, ow, oh, n), zero outside rows and columns
     Halide::Func filter_packed{"filter_packed"};       // (c, o, fw, fh): filter[fh, fw, c - g*Cg, g*Og + o], group g of c
+    Halide::Func filter;                               // (o, ci, fw, fh): the filter input itself
     Halide::RDom taps;  // (o within the group, tap along x, tap along y)
     Halide::Var c{"c"}, x{"x"}, y{"y"}, n{"n"};
     Halide::Var o{"o"}, fw{"fw"}, fh{"fh"};
