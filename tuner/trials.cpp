@@ -106,26 +106,33 @@ TrialLog::TrialLog(std::string path) : path_(std::move(path)) {
     }
 }
 
-void TrialLog::append(const Trial &t) {
+void TrialLog::append(const Trial &t) { append(std::vector<Trial>{t}); }
+
+void TrialLog::append(const std::vector<Trial> &trials) {
+    if (trials.empty()) return;
     std::filesystem::path p(path_);
     if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
-    const std::string line = to_json(t).dump() + "\n";
+    std::string text;
+    for (const Trial &t : trials) text += to_json(t).dump() + "\n";
     int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_APPEND, 0644);
     if (fd < 0) throw std::runtime_error(path_ + ": cannot be opened for appending");
-    // One write per line (O_APPEND): a kill or a full disk leaves whole lines
-    // or a cut last line. A cut last line is ended first, so that this line
-    // is not glued onto it (and lost with it when the log is read).
-    std::string text = line;
+    // One write (O_APPEND) for all the lines, so that a kill or a full disk
+    // leaves whole lines or a cut last line, and a candidate is logged on
+    // all of its shapes or on none (else a resumed run would measure it again
+    // on the shapes already logged). A cut last line is ended first, so that
+    // these lines are not glued onto it (and lost with it when the log is read).
     const off_t size = ::lseek(fd, 0, SEEK_END);
     char last = '\n';
-    if (size > 0 && ::pread(fd, &last, 1, size - 1) == 1 && last != '\n') text = "\n" + line;
+    if (size > 0 && ::pread(fd, &last, 1, size - 1) == 1 && last != '\n') text = "\n" + text;
     ssize_t written = ::write(fd, text.data(), text.size());
     ::fsync(fd);
     ::close(fd);
     if (written != static_cast<ssize_t>(text.size()))
         throw std::runtime_error(path_ + ": short write (is the disk full?); the trial was not logged");
-    keys_.insert(t.measurement_key());
-    trials_.push_back(t);
+    for (const Trial &t : trials) {
+        keys_.insert(t.measurement_key());
+        trials_.push_back(t);
+    }
 }
 
 }  // namespace gradtune::tooling

@@ -60,6 +60,8 @@ public:
     bool measured(const std::string &measurement_key) const { return keys_.count(measurement_key) > 0; }
     // Appends one line and flushes it to disk before returning.
     void append(const Trial &t);
+    // The trials of one candidate on every shape of its group: one write.
+    void append(const std::vector<Trial> &trials);
     const std::string &path() const { return path_; }
     int malformed_lines() const { return malformed_; }
 

@@ -17,6 +17,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -413,6 +414,7 @@ int tune(const TuneOptions &options) {
         for (size_t i = 0; i < compiled.size(); i++) {
             if (compiled[i].shared_object.empty()) {
                 if (compiled[i].error.empty()) continue;  // cut short by the budget
+                std::vector<Trial> failed_to_compile;
                 for (size_t s = 0; s < g.shapes.size(); s++) {
                     Trial t = proto;
                     t.knobs = compiled[i].candidate.knobs;
@@ -425,8 +427,9 @@ int tune(const TuneOptions &options) {
                     t.compile_s = compiled[i].compile_s;
                     t.timestamp = now_utc();
                     t.seed = options.seed;
-                    log.append(t);
+                    failed_to_compile.push_back(t);
                 }
+                log.append(failed_to_compile);
                 measured++;
                 continue;
             }
@@ -442,6 +445,7 @@ int tune(const TuneOptions &options) {
             const int rc = run_process({options.self, "measure", "--batch", batch_path}, results_path);
             std::set<size_t> reported;
             std::string running;
+            std::map<size_t, std::vector<Trial>> results_of;  // per candidate, logged together
             std::ifstream results(results_path);
             for (std::string line; std::getline(results, line);) {
                 json r;
@@ -479,15 +483,24 @@ int tune(const TuneOptions &options) {
                 t.compile_s = compiled[i].compile_s;
                 t.timestamp = now_utc();
                 t.seed = options.seed;
-                log.append(t);
+                results_of[i].push_back(t);
+            }
+            // The candidate the child died in is logged as failed below, its
+            // shapes measured before the crash with it.
+            const std::optional<size_t> crashed =
+                rc != 0 && !running.empty() ? std::optional<size_t>(json::parse(running).at("running").get<size_t>())
+                                            : std::nullopt;
+            for (const auto &[i, trials] : results_of) {
+                if (crashed && *crashed == i) continue;
+                log.append(trials);
                 reported.insert(i);
             }
             if (rc != 0) {
                 // The child died (a crashing candidate): log the culprit, retry the rest later.
                 std::cerr << "\ngradtune tune: the measuring process exited with status " << rc << "\n";
-                if (!running.empty()) {
-                    json r = json::parse(running);
-                    const size_t i = r.at("running").get<size_t>();
+                if (crashed) {
+                    const size_t i = *crashed;
+                    std::vector<Trial> failed;
                     for (size_t s = 0; s < g.shapes.size(); s++) {
                         Trial t = proto;
                         t.knobs = compiled[i].candidate.knobs;
@@ -498,8 +511,9 @@ int tune(const TuneOptions &options) {
                         t.status = "failed";
                         t.error = "the measuring process crashed (exit status " + std::to_string(rc) + ")";
                         t.timestamp = now_utc();
-                        log.append(t);
+                        failed.push_back(t);
                     }
+                    log.append(failed);
                     reported.insert(i);
                 }
                 for (size_t i = 0; i < compiled.size(); i++) {
