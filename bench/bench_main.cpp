@@ -4,7 +4,11 @@
 // spread), and the speedup is reported with the variant that served it.
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -16,6 +20,7 @@
 #include "build_info.h"
 #include "call_json.h"
 #include "gradtune/gradtune.h"
+#include "journal.h"
 #include "measure.h"
 #include "records.h"
 #include "roofline.h"
@@ -37,7 +42,30 @@ struct Row {
     // oneDNN on TF's layouts and with its own weight layout (0: not run).
     Timing onednn_tf, onednn_own;
     std::string onednn_impl;
+    double journal_us = 0;  // the shape journal's bookkeeping per call (GRADTUNE_JOURNAL set)
 };
+
+// What GRADTUNE_JOURNAL adds to a call that no exact record serves: the
+// runtime's own journal code (a signature lookup and a count under a lock),
+// timed on the row's call signature into a scratch journal. Microseconds per
+// call, median of 5 rounds of 2000 counts.
+double journal_microseconds(const CallInfo &info, const DispatchInfo &served) {
+    const std::string path = "/tmp/gradtune-bench-journal-" + std::to_string(getpid()) + ".jsonl";
+    std::vector<double> rounds;
+    {
+        gradtune::internal::Journal journal(path);
+        const gradtune::internal::Selection selection{nullptr, served.variant, served.tier, served.why};
+        for (int round = 0; round < 5; round++) {
+            const auto start = std::chrono::steady_clock::now();
+            for (int i = 0; i < 2000; i++) journal.count(info, Device::cpu, selection, 1.0);
+            rounds.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() /
+                             2000);
+        }
+    }
+    std::remove(path.c_str());
+    std::sort(rounds.begin(), rounds.end());
+    return rounds[rounds.size() / 2];
+}
 
 std::string generic_variant(const CallInfo &info) {
     for (const VariantInfo &v : Variants(info.op))
@@ -157,6 +185,7 @@ int main(int argc, char **argv) {
             row.onednn_own = t[3];
         }
         std::cerr << " " << fixed(t[0].median_ms / t[1].median_ms, 2) << "x\n";
+        row.journal_us = journal_microseconds(info, row.served);
         rows.push_back(row);
     }
 
@@ -247,6 +276,25 @@ int main(int argc, char **argv) {
         }
         md << " |\n";
     }
+    // The shape journal's cost, against the fastest calls.
+    double worst_fraction = 0, journal_sum = 0;
+    int journal_rows = 0;
+    std::string worst_journal_row;
+    for (const Row &r : rows) {
+        if (!r.error.empty() || r.tuned.median_ms <= 0) continue;
+        const double fraction = r.journal_us / (r.tuned.median_ms * 1000);
+        journal_sum += r.journal_us;
+        journal_rows++;
+        if (fraction > worst_fraction) {
+            worst_fraction = fraction;
+            worst_journal_row = r.entry.op + " " + r.entry.name();
+        }
+    }
+    if (journal_rows > 0) {
+        md << "\nShape journal (GRADTUNE_JOURNAL set): " << fixed(journal_sum / journal_rows, 2)
+           << " us of bookkeeping per journalled call (mean over rows), at most " << fixed(100 * worst_fraction, 3)
+           << " % of a row's tuned time (" << worst_journal_row << "). Unset, a call pays one cached flag test.\n";
+    }
     md << "\nTiers: exact = tuned on this class for the shape; transferred = another class's record for the shape, "
           "compiled for this machine; nearest = the record of the nearest shape with the structure; default = the "
           "structure default; generic = no tuned variant for the structure.\n";
@@ -278,7 +326,7 @@ int main(int argc, char **argv) {
                          {"variant", r.served.variant}, {"tier", r.served.tier},
                          {"algorithm", algorithm_of(r.served.variant)},
                          {"onednn_tf_layout_median_ms", r.onednn_tf.median_ms},
-                         {"onednn_own_layout_median_ms", r.onednn_own.median_ms}, {"onednn_impl", r.onednn_impl}});
+                         {"onednn_own_layout_median_ms", r.onednn_own.median_ms}, {"onednn_impl", r.onednn_impl}, {"journal_us", r.journal_us}});
         std::ofstream(json_path) << j.dump(1) << "\n";
     }
     return 0;

@@ -9,9 +9,15 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "dispatch.h"
 #include "halide_call.h"
+#include "journal.h"
 #include "test_util.h"
 
 using namespace gradtune;
@@ -237,4 +243,58 @@ TEST_CASE("GRADTUNE_MAX_CPU_ISA=avx2 keeps the multi-target kernels off AVX-512"
                 .ok());
     // Halide's wrapper asked for the AVX-512 targets first and was refused.
     CHECK(cpu_targets_refused() > 0);
+}
+
+TEST_CASE("the shape journal: whole lines, running totals per signature, threads, an unwritable path", "[journal]") {
+    const std::string path = "/tmp/gradtune-journal-test-" + std::to_string(getpid()) + ".jsonl";
+    std::remove(path.c_str());
+    CallInfo a{"Conv2DBackpropInput", "float32", "NHWC", {{"filter_height", 3}, {"stride_height", 2}}, "SAME",
+               {{"N", 1}, {"H", 8}}};
+    CallInfo b = a;
+    b.shape["N"] = 2;
+    const Selection nearest{nullptr, "v", "nearest", "why"};
+    {
+        // A line left cut short by a crashed process: ours start on a new line.
+        std::ofstream(path) << "{\"journal\": 1, \"process\": \"cut";
+        Journal journal(path);
+        REQUIRE(journal.enabled());
+        std::vector<std::thread> threads;
+        for (int t = 0; t < 4; t++)
+            threads.emplace_back([&, t] {
+                for (int i = 0; i < 500; i++) journal.count(t % 2 ? a : b, Device::cpu, nearest, 0.5);
+            });
+        for (std::thread &t : threads) t.join();
+    }  // flushed here
+    std::ifstream in(path);
+    std::string line;
+    std::vector<nlohmann::json> lines;
+    int unreadable = 0;
+    while (std::getline(in, line)) {
+        const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+        if (j.is_discarded()) {
+            unreadable++;
+        } else {
+            lines.push_back(j);
+        }
+    }
+    CHECK(unreadable == 1);
+    REQUIRE(lines.size() == 2);  // one per signature: the flush interval (5 s) did not pass
+    for (const nlohmann::json &j : lines) {
+        CHECK(j.at("calls") == 1000);
+        CHECK(j.at("total_ms").get<double>() == Approx(500.0));
+        CHECK(j.at("tier") == "nearest");
+        CHECK(j.at("device") == "cpu");
+        CHECK(j.at("structure").at("stride_height") == 2);
+    }
+    CHECK(lines[0].at("process") == lines[1].at("process"));
+    CHECK(lines[0].at("shape") != lines[1].at("shape"));
+    std::remove(path.c_str());
+
+    // A path that cannot be written: the flush reports it on stderr and
+    // turns the journal off, without an exception or a crash.
+    {
+        Journal bad("/nonexistent-directory/journal.jsonl");
+        bad.count(a, Device::cpu, nearest, 1.0);
+    }
+    CHECK_FALSE(std::ifstream("/nonexistent-directory/journal.jsonl").good());
 }

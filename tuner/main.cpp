@@ -1,6 +1,7 @@
 // gradtune: the command line.
 //   gradtune tune      search knob settings for the suite, append to the trials log
 //   gradtune distill   best trial per shape -> schedules/records/<class>/<op>.json
+//   gradtune suite     a shape journal's signatures as a suite file
 //   gradtune run       one op call on .npy tensors
 //   gradtune variants  the compiled variants of this build
 //   gradtune space     an op's knob space
@@ -14,6 +15,7 @@
 
 #include "build_info.h"
 #include "distill.h"
+#include "journal_suite.h"
 #include "gradtune/variants.h"
 #include "knob_space.h"
 #include "run_command.h"
@@ -52,6 +54,11 @@ int main(int argc, char **argv) {
     tune_cmd->add_option("--op", tune_options.ops, "ops to tune (default: every op of the suite)");
     tune_cmd->add_option("--batch", tune_options.batches, "batch sizes of the default suite")->capture_default_str();
     tune_cmd->add_option("--suite", tune_options.suite_path, "a suite file instead of the default suite");
+    auto *from_journal = tune_cmd->add_option("--from-journal", tune_options.journal_path,
+                                              "tune the signatures of a shape journal (GRADTUNE_JOURNAL=path)");
+    from_journal->excludes(tune_cmd->get_option("--suite"));
+    tune_cmd->add_option("--top", tune_options.top, "with --from-journal: only the K signatures with the most time")
+        ->needs(from_journal);
     tune_cmd->add_option("--budget", tune_options.budget_s, "wall-clock budget in seconds")->capture_default_str();
     tune_cmd->add_option("--max-trials", tune_options.max_trials, "candidates at most, counting those already in the log (0: no limit)");
     tune_cmd->add_option("--log", tune_options.log_path, "trials log")->capture_default_str();
@@ -93,6 +100,14 @@ int main(int argc, char **argv) {
     run_cmd->add_option("-o,--output", run_outputs, "output .npy file, one per op output in TF's order");
 
     std::string variants_op;
+    std::string suite_journal, suite_output, suite_device = "cpu";
+    int suite_top = 0;
+    auto *suite_cmd = app.add_subcommand("suite", "write a shape journal's signatures as a suite file (for review)");
+    suite_cmd->add_option("--from-journal", suite_journal, "the journal (GRADTUNE_JOURNAL=path)")->required();
+    suite_cmd->add_option("--top", suite_top, "only the K signatures with the most time (0: all)");
+    suite_cmd->add_option("--device", suite_device, "cpu or cuda")->capture_default_str();
+    suite_cmd->add_option("-o,--output", suite_output, "the suite file (--suite of tune and the benchmark)")->required();
+
     auto *variants_cmd = app.add_subcommand("variants", "list the compiled variants of this build");
     variants_cmd->add_option("op", variants_op, "only this op");
 
@@ -126,6 +141,16 @@ int main(int argc, char **argv) {
             return tune(tune_options);
         }
         if (*distill_cmd) return distill(distill_options);
+        if (*suite_cmd) {
+            JournalSuite journalled = journal_suite(suite_journal, suite_device, suite_top);
+            for (const std::string &note : journalled.notes) std::cerr << "gradtune suite: " << note << "\n";
+            write_suite(journalled.entries, suite_output);
+            std::cerr << "gradtune suite: " << journalled.entries.size() << " signature(s) -> " << suite_output
+                      << "\n";
+            for (const SuiteEntry &e : journalled.entries)
+                std::cout << e.name() << "  " << e.op << "  " << e.description << "\n";
+            return 0;
+        }
         if (*run_cmd) return run_command(run_op, run_args, run_outputs);
         if (*measure_cmd) return measure_batch(batch_path);
         if (*variants_cmd) {

@@ -5,6 +5,8 @@
 // result to the trials log. Killed and restarted, it skips what the log holds.
 #include "tune.h"
 
+#include "journal_suite.h"
+
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -187,8 +189,20 @@ int tune(const TuneOptions &options) {
     const auto start = std::chrono::steady_clock::now();
     const BuildInfo &info = build_info();
     const bool tty = isatty(fileno(stderr));
-    std::vector<SuiteEntry> suite =
-        options.suite_path.empty() ? default_suite(options.ops, options.batches) : load_suite(options.suite_path);
+    std::vector<SuiteEntry> suite;
+    if (!options.journal_path.empty()) {
+        JournalSuite journalled = journal_suite(options.journal_path, to_string(options.device), options.top);
+        for (const std::string &note : journalled.notes) std::cerr << "gradtune tune: " << note << "\n";
+        if (journalled.entries.empty()) {
+            std::cerr << "gradtune tune: " << options.journal_path << " journals no " << to_string(options.device)
+                      << " call that can be tuned\n";
+            return 2;
+        }
+        std::cerr << "gradtune tune: " << journalled.entries.size() << " journalled signature(s), heaviest first\n";
+        suite = journalled.entries;
+    } else {
+        suite = options.suite_path.empty() ? default_suite(options.ops, options.batches) : load_suite(options.suite_path);
+    }
 
     // Group the suite by structure.
     std::vector<Group> groups;

@@ -13,6 +13,8 @@ struct TuneOptions {
     std::vector<std::string> ops;         // empty: every op of the suite in this build
     std::vector<int64_t> batches{1, 32};  // batch sizes of the default suite
     std::string suite_path;               // a suite file instead of the default suite
+    std::string journal_path;             // or the signatures of a shape journal (GRADTUNE_JOURNAL)
+    int top = 0;                          // with journal_path: the `top` heaviest signatures (0: all)
     double budget_s = 300;                // wall-clock budget for the whole run
     int max_trials = 0;                   // candidates to measure at most (0 = no limit)
     std::string log_path;                 // trials log (JSON lines)

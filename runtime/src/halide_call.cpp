@@ -1,5 +1,7 @@
 #include "halide_call.h"
 
+#include "journal.h"
+
 #include <dlfcn.h>
 
 #include <atomic>
@@ -158,6 +160,7 @@ Status KernelCall::finish(int result, halide_buffer_t *output, std::initializer_
     if (status.ok() && device_ == Device::cuda) status = finish_cuda_call(&context_, output, inputs);
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
     if (verbose_enabled()) report_call(*info_, device_, selection_, ms);
+    if (status.ok() && journal_enabled()) journal_call(*info_, device_, selection_, ms);
     return status;
 }
 

@@ -1,0 +1,247 @@
+#include "journal_suite.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <stdexcept>
+
+#include "gradtune/tensor.h"
+
+namespace gradtune::tooling {
+
+using nlohmann::json;
+
+namespace {
+
+// One journalled signature, summed over processes.
+struct Signature {
+    json line;  // its last line (the signature fields)
+    long long calls = 0;
+    double total_ms = 0;
+};
+
+// A size of the signature: 1 .. 2^24 (a journal written by the runtime has
+// nothing larger along one dimension that a tuner could time; 0 would be no
+// call at all).
+int64_t get(const json &map, const char *name) {
+    if (!map.is_object() || !map.contains(name) || !map.at(name).is_number_integer())
+        throw std::runtime_error(std::string("no integer '") + name + "'");
+    const int64_t value = map.at(name).get<int64_t>();
+    if (value < 1 || value > (int64_t{1} << 24))
+        throw std::runtime_error(std::string("'") + name + "' = " + std::to_string(value) + " is out of range");
+    return value;
+}
+
+int64_t get_or(const json &map, const char *name, int64_t otherwise) {
+    return map.is_object() && map.contains(name) ? get(map, name) : otherwise;
+}
+
+// Output extent of a convolution along one dimension (TF's SAME and VALID).
+int64_t conv_output(int64_t input, int64_t filter, int64_t stride, int64_t dilation, const std::string &padding) {
+    const int64_t effective = (filter - 1) * dilation + 1;
+    if (padding == "SAME") return (input + stride - 1) / stride;
+    return std::max<int64_t>(0, (input - effective + stride) / stride);
+}
+
+// [N, H, W, C] in the call's data format.
+std::vector<int64_t> activation(const std::string &format, int64_t n, int64_t h, int64_t w, int64_t c) {
+    return format == "NCHW" ? std::vector<int64_t>{n, c, h, w} : std::vector<int64_t>{n, h, w, c};
+}
+
+std::vector<int64_t> spatial_attr(const std::string &format, int64_t rows, int64_t cols) {
+    return format == "NCHW" ? std::vector<int64_t>{1, 1, rows, cols} : std::vector<int64_t>{1, rows, cols, 1};
+}
+
+double product(const std::vector<int64_t> &shape) {
+    double n = 1;
+    for (int64_t d : shape) n *= static_cast<double>(d);
+    return n;
+}
+
+// A call with the signature's shapes: the calls of the tuner's suites.
+// Throws std::runtime_error where a signature cannot be rebuilt.
+SuiteEntry entry_from(const json &line) {
+    const std::string op = line.at("op").get<std::string>();
+    const std::string dtype = line.at("T").get<std::string>();
+    const std::string format = line.at("data_format").get<std::string>();
+    const std::string padding = line.at("padding").get<std::string>();
+    const json &s = line.at("structure");
+    const json &shape = line.at("shape");
+    auto dtype_value = DataTypeFromString(dtype);
+    if (!dtype_value) throw std::runtime_error("unknown dtype " + dtype);
+    const double element = DataTypeSize(*dtype_value);
+    auto tensor = [&](const std::vector<int64_t> &dims) { return json{{"dtype", dtype}, {"shape", dims}}; };
+    auto values = [](const char *type, const std::vector<int64_t> &v) { return json{{"dtype", type}, {"values", v}}; };
+
+    SuiteEntry e;
+    e.op = op;
+    e.batch = get(shape, "N");
+    json inputs, attrs;
+    const int64_t n = e.batch, h = get(shape, "H"), w = get(shape, "W"), c = get(shape, "C");
+    if (op == "FractionalAvgPoolGrad") {
+        const int64_t oh = get(shape, "OH"), ow = get(shape, "OW");
+        if (oh > h || ow > w) throw std::runtime_error("a pooled size larger than the input");
+        if (h > (1 << 20) || w > (1 << 20)) throw std::runtime_error("more than 2^20 rows or columns to pool");
+        auto sequence = [](int64_t in, int64_t out) {  // regular cells, as in the default suite
+            std::vector<int64_t> cum(static_cast<size_t>(out) + 1);
+            for (int64_t i = 0; i <= out; i++) cum[static_cast<size_t>(i)] = out > 0 ? i * in / out : 0;
+            return cum;
+        };
+        inputs = {{"orig_input_tensor_shape", values("int64", {n, h, w, c})},
+                  {"out_backprop", tensor({n, oh, ow, c})},
+                  {"row_pooling_sequence", values("int64", sequence(h, oh))},
+                  {"col_pooling_sequence", values("int64", sequence(w, ow))}};
+        attrs = {{"overlapping", get(s, "overlapping") == 2}};
+        e.memory_bound = true;
+        e.flops = product({n, h, w, c}) + product({n, oh, ow, c});
+        e.bytes = element * e.flops;
+        e.description = std::to_string(h) + "x" + std::to_string(w) + "x" + std::to_string(c) + " -> " +
+                        std::to_string(oh) + "x" + std::to_string(ow);
+    } else {
+        if (padding != "SAME" && padding != "VALID")
+            throw std::runtime_error(padding + " padding (the journal does not keep the padding values)");
+        const bool depthwise = op.rfind("Depthwise", 0) == 0;
+        if (!depthwise && op != "Conv2D" && op != "Conv2DBackpropInput" && op != "Conv2DBackpropFilter")
+            throw std::runtime_error("the journal cannot rebuild calls of " + op);
+        const int64_t fh = get(s, "filter_height"), fw = get(s, "filter_width");
+        const int64_t sh = depthwise ? get(s, "stride") : get(s, "stride_height");
+        const int64_t sw = depthwise ? sh : get(s, "stride_width");
+        const int64_t dh = get(s, "dilation_height"), dw = get(s, "dilation_width");
+        const int64_t groups = depthwise ? 1 : get_or(s, "groups", get_or(shape, "G", 1));
+        const int64_t multiplier = depthwise ? get(s, "depth_multiplier") : 1;
+        const int64_t out_channels = depthwise ? c * multiplier : get(shape, "O");
+        if (c % groups != 0) throw std::runtime_error("groups do not divide the channels");
+        const std::vector<int64_t> filter = {fh, fw, depthwise ? c : c / groups, depthwise ? multiplier : out_channels};
+        const int64_t oh = conv_output(h, fh, sh, dh, padding), ow = conv_output(w, fw, sw, dw, padding);
+        const std::vector<int64_t> x = activation(format, n, h, w, c), y = activation(format, n, oh, ow, out_channels);
+        const bool backprop_input = op.size() > 13 && op.compare(op.size() - 13, 13, "BackpropInput") == 0;
+        const bool backprop_filter = op.size() > 14 && op.compare(op.size() - 14, 14, "BackpropFilter") == 0;
+        if (backprop_input) {
+            inputs = {{"input_sizes", values("int32", x)}, {"filter", tensor(filter)}, {"out_backprop", tensor(y)}};
+        } else if (backprop_filter) {
+            inputs = {{"input", tensor(x)}, {"filter_sizes", values("int32", filter)}, {"out_backprop", tensor(y)}};
+        } else {
+            inputs = {{"input", tensor(x)}, {"filter", tensor(filter)}};
+        }
+        attrs = {{"strides", spatial_attr(format, sh, sw)},
+                 {"dilations", spatial_attr(format, dh, dw)},
+                 {"padding", padding},
+                 {"data_format", format}};
+        e.flops = 2.0 * static_cast<double>(fh * fw) * (depthwise ? 1.0 : static_cast<double>(c / groups)) *
+                  product(y);
+        e.bytes = element * (product(x) + product(y) + product(filter));
+        e.memory_bound = depthwise;
+        e.description = "dx " + std::to_string(h) + "x" + std::to_string(w) + "x" + std::to_string(c) + " <- dy " +
+                        std::to_string(oh) + "x" + std::to_string(ow) + "x" + std::to_string(out_channels) + " k" +
+                        std::to_string(fh) + "x" + std::to_string(fw) + " s" + std::to_string(sh) + " " + padding;
+        if (depthwise || op == "Conv2D")
+            e.description = std::to_string(h) + "x" + std::to_string(w) + "x" + std::to_string(c) + " k" +
+                            std::to_string(fh) + "x" + std::to_string(fw) + " s" + std::to_string(sh) + " " + padding;
+    }
+    if (format != "NHWC") e.description += " " + format;
+    if (dtype != "float32") e.description += " " + dtype;
+    e.call = {{"op", op}, {"inputs", inputs}, {"attrs", attrs}};
+    return e;
+}
+
+}  // namespace
+
+JournalSuite journal_suite(const std::string &path, const std::string &device, int top) {
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error(path + ": cannot be read");
+    JournalSuite result;
+    // (process, signature) -> that process's last counts; signature -> sums.
+    std::map<std::string, std::map<std::string, std::pair<long long, double>>> per_process;
+    std::map<std::string, json> signatures;
+    std::string text;
+    int number = 0;
+    while (std::getline(in, text)) {
+        number++;
+        if (text.empty()) continue;
+        json line = json::parse(text, nullptr, /*allow_exceptions=*/false);
+        auto has = [&](const char *name, json::value_t type) {
+            return line.contains(name) && (line.at(name).type() == type ||
+                                           (type == json::value_t::number_float && line.at(name).is_number()) ||
+                                           (type == json::value_t::number_integer && line.at(name).is_number_integer()));
+        };
+        if (!line.is_object() || !has("journal", json::value_t::number_integer) || line.at("journal") != 1 ||
+            !has("process", json::value_t::string) || !has("device", json::value_t::string) ||
+            !has("calls", json::value_t::number_integer) || !has("total_ms", json::value_t::number_float)) {
+            result.notes.push_back(path + ":" + std::to_string(number) + ": not a journal line (cut short?), skipped");
+            continue;
+        }
+        const json &calls = line.at("calls"), &total = line.at("total_ms");
+        if (!(calls.is_number_unsigned() || calls.get<int64_t>() >= 0) || calls.get<double>() > 1e15 ||
+            !(total.get<double>() >= 0 && total.get<double>() < 1e15)) {
+            result.notes.push_back(path + ":" + std::to_string(number) + ": counts out of range, skipped");
+            continue;
+        }
+        if (line.at("device") != device) continue;
+        json key = line;
+        for (const char *counter : {"journal", "process", "calls", "total_ms", "tier", "variant"}) key.erase(counter);
+        const std::string signature = key.dump();
+        per_process[signature][line.at("process").dump()] = {line.at("calls").get<long long>(),
+                                                             line.at("total_ms").get<double>()};
+        signatures[signature] = line;
+    }
+    std::vector<Signature> all;
+    for (const auto &[signature, processes] : per_process) {
+        Signature s;
+        s.line = signatures.at(signature);
+        for (const auto &[process, counts] : processes) {
+            s.calls += counts.first;
+            s.total_ms += counts.second;
+        }
+        all.push_back(s);
+    }
+    std::stable_sort(all.begin(), all.end(),
+                     [](const Signature &a, const Signature &b) { return a.total_ms > b.total_ms; });
+    for (const Signature &s : all) {
+        if (top > 0 && static_cast<int>(result.entries.size()) >= top) break;
+        try {
+            SuiteEntry e = entry_from(s.line);
+            e.id = "J" + std::to_string(result.entries.size() + 1);
+            char counts[160];
+            std::snprintf(counts, sizeof counts, " (journal: %lld calls, %.1f ms, served by %s)", s.calls, s.total_ms,
+                          s.line.value("tier", "?").c_str());
+            e.description += counts;
+            result.entries.push_back(e);
+        } catch (const std::exception &error) {
+            result.notes.push_back(s.line.value("op", "?") + " " + s.line.value("shape", json::object()).dump() +
+                                   ": left out: " + error.what());
+        }
+    }
+    return result;
+}
+
+void write_suite(const std::vector<SuiteEntry> &suite, const std::string &path) {
+    json rows = json::array();
+    for (const SuiteEntry &e : suite) {
+        rows.push_back({{"id", e.id},
+                        {"batch", e.batch},
+                        {"description", e.description},
+                        {"call", e.call},
+                        {"flops", e.flops},
+                        {"bytes", e.bytes},
+                        {"memory_bound", e.memory_bound}});
+    }
+    const std::string temporary = path + ".tmp";
+    {
+        std::ofstream out(temporary);
+        out << rows.dump(1) << "\n";
+        out.flush();
+        if (!out) {
+            std::remove(temporary.c_str());
+            throw std::runtime_error(path + ": cannot be written");
+        }
+    }
+    if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+        std::remove(temporary.c_str());
+        throw std::runtime_error(path + ": cannot be written");
+    }
+}
+
+}  // namespace gradtune::tooling
