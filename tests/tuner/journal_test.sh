@@ -9,7 +9,7 @@
 set -euo pipefail
 gradtune="$1"; python="$2"; cmake="$3"; source="$4"; class="$5"
 work="$(mktemp -d)"
-trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT; echo "work: $work"
+trap 'rm -rf "$work"' EXIT
 journal="$work/journal.jsonl"
 "$python" - "$work" <<'PY'
 import numpy as np, sys
@@ -77,14 +77,8 @@ PY
 log="$work/trials.jsonl"
 args=(tune --from-journal "$journal" --max-trials 4 --log "$log" --work-dir "$work/candidates" --samples 2
       --min-sample-ms 2 --jobs 1)
-"$gradtune" "${args[@]}" >"$work/first.log" 2>&1 &
-pid=$!
-for _ in $(seq 1 1200); do
-  [ "$(cat "$log" 2>/dev/null | wc -l)" -ge 1 ] && break
-  sleep 0.05
-done
-kill -9 "$pid" 2>/dev/null || true
-wait "$pid" 2>/dev/null || true
+source "$(dirname "${BASH_SOURCE[0]}")/kill_tuner.sh"
+kill_once_logged "$log" 1 "${args[@]}"
 [ -s "$log" ] || { echo "the first run logged nothing"; cat "$work/first.log"; exit 1; }
 "$gradtune" "${args[@]}" >"$work/second.log" 2>&1 || { cat "$work/second.log"; exit 1; }
 grep -q "found in the log" "$work/second.log" || { echo "the second run did not resume"; cat "$work/second.log"; exit 1; }

@@ -11,14 +11,8 @@ trap 'rm -rf "$work"' EXIT
 log="$work/trials.jsonl"
 args=(tune --suite "$suite" --max-trials 6 --log "$log" --work-dir "$work/candidates" --samples 2 --min-sample-ms 2 --jobs 1)
 
-"$gradtune" "${args[@]}" >"$work/first.log" 2>&1 &
-pid=$!
-for _ in $(seq 1 600); do
-  [ "$(cat "$log" 2>/dev/null | wc -l)" -ge 2 ] && break
-  sleep 0.05
-done
-kill -9 "$pid" 2>/dev/null || true
-wait "$pid" 2>/dev/null || true
+source "$(dirname "${BASH_SOURCE[0]}")/kill_tuner.sh"
+kill_once_logged "$log" 2 "${args[@]}"
 # Its children (generator, measuring process) die with it.
 for _ in $(seq 1 100); do
   pgrep -f "$work" >/dev/null || break
