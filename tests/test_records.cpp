@@ -2,6 +2,8 @@
 // staleness, deterministic files, target classes.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <functional>
 #include <fstream>
@@ -9,6 +11,7 @@
 
 #include "candidates.h"
 #include "records.h"
+#include "suite.h"
 
 using namespace gradtune;
 
@@ -250,4 +253,45 @@ TEST_CASE("Conv2DBackpropFilter's sampler proposes both loop nests, each with on
     REQUIRE(op->upgrade(Device::cpu, one_by_one, &version, &old).empty());
     CHECK(version == op->knob_space_version);
     CHECK(old == defaults);
+}
+
+TEST_CASE("text suite files: one call per line, the same calls as the JSON form", "[suite]") {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("gradtune-text-suite-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const std::string path = (dir / "shapes.txt").string();
+    std::ofstream(path) << "# ResNet-50 res3a projection, as in bench/suites/real_layers.json\n"
+                           "Conv2DBackpropInput N=16 H=56 W=56 C=256 K=512 f=1x1 s=2 SAME id=R2\n"
+                           "\n"
+                           "DepthwiseConv2dNativeBackpropInput N=1 H=7 W=6 C=5 f=3 VALID T=float64  # a comment\n"
+                           "FractionalAvgPoolGrad N=1 H=56 W=56 C=128 OH=39 OW=39 overlapping\n";
+    const std::vector<gradtune::tooling::SuiteEntry> suite = gradtune::tooling::load_suite(path);
+    REQUIRE(suite.size() == 3);
+    CHECK(suite[0].id == "R2");
+    CHECK(suite[0].batch == 16);
+    // The JSON suite's R2/N16 call, input for input.
+    int compared = 0;
+    for (const gradtune::tooling::SuiteEntry &e : gradtune::tooling::load_suite(GRADTUNE_GOLDEN_DIR "/../../bench/suites/real_layers.json")) {
+        if (e.name() != "R2/N16" || e.op != "Conv2DBackpropInput") continue;
+        CHECK(suite[0].call.at("inputs") == e.call.at("inputs"));
+        CHECK(suite[0].call.at("attrs").at("strides") == e.call.at("attrs").at("strides"));
+        CHECK(suite[0].call.at("attrs").at("padding") == e.call.at("attrs").at("padding"));
+        compared++;
+    }
+    CHECK(compared == 1);
+    const nlohmann::json &dw = suite[1].call.at("inputs");
+    CHECK(suite[1].id == "L4");
+    CHECK(dw.at("out_backprop").at("shape") == nlohmann::json{1, 5, 4, 5});
+    CHECK(dw.at("filter").at("dtype") == "float64");
+    CHECK(suite[2].call.at("attrs").at("overlapping") == true);
+    CHECK(suite[2].call.at("inputs").at("row_pooling_sequence").at("values").size() == 40);
+
+    // A bad line names the file, the line and the field.
+    std::ofstream(path) << "Conv2DBackpropInput N=1 H=8 W=8 C=4 f=3 s=2 stride=2\n";
+    CHECK_THROWS_WITH(gradtune::tooling::load_suite(path), Catch::Contains(path + ":1: unknown field 'stride=2'"));
+    std::ofstream(path) << "DepthwiseConv2dNativeBackpropInput N=1 H=0 W=8 C=4 f=3\n";
+    CHECK_THROWS_WITH(gradtune::tooling::load_suite(path), Catch::Contains("'H' = 0 is out of range"));
+    std::ofstream(path) << "# nothing\n";
+    CHECK_THROWS_WITH(gradtune::tooling::load_suite(path), Catch::Contains("no calls"));
+    fs::remove_all(dir);
 }

@@ -61,9 +61,9 @@ double product(const std::vector<int64_t> &shape) {
     return n;
 }
 
-// A call with the signature's shapes: the calls of the tuner's suites.
-// Throws std::runtime_error where a signature cannot be rebuilt.
-SuiteEntry entry_from(const json &line) {
+}  // namespace
+
+SuiteEntry entry_from_signature(const json &line) {
     const std::string op = line.at("op").get<std::string>();
     const std::string dtype = line.at("T").get<std::string>();
     const std::string format = line.at("data_format").get<std::string>();
@@ -147,8 +147,6 @@ SuiteEntry entry_from(const json &line) {
     return e;
 }
 
-}  // namespace
-
 JournalSuite journal_suite(const std::string &path, const std::string &device, int top) {
     std::ifstream in(path);
     if (!in) throw std::runtime_error(path + ": cannot be read");
@@ -202,7 +200,7 @@ JournalSuite journal_suite(const std::string &path, const std::string &device, i
     for (const Signature &s : all) {
         if (top > 0 && static_cast<int>(result.entries.size()) >= top) break;
         try {
-            SuiteEntry e = entry_from(s.line);
+            SuiteEntry e = entry_from_signature(s.line);
             e.id = "J" + std::to_string(result.entries.size() + 1);
             char counts[160];
             std::snprintf(counts, sizeof counts, " (journal: %lld calls, %.1f ms, served by %s)", s.calls, s.total_ms,

@@ -3,6 +3,8 @@
 // as a suite the tuner and the benchmark take like any suite file.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 #include <vector>
 
@@ -19,6 +21,13 @@ struct JournalSuite {
 // the most time spent (0: all). A line cut short or unreadable is skipped with
 // a note; a file that cannot be read throws std::runtime_error.
 JournalSuite journal_suite(const std::string &path, const std::string &device, int top);
+
+// A call from its signature, {"op", "T", "data_format", "structure",
+// "padding", "shape"} as the runtime describes it (CallInfo): the calls of
+// journal suites and of text suite files. Throws std::runtime_error where a
+// signature cannot be rebuilt (EXPLICIT padding, an op without a rule, a size
+// out of 1 .. 2^24).
+SuiteEntry entry_from_signature(const nlohmann::json &signature);
 
 // A suite in the JSON form load_suite() reads.
 void write_suite(const std::vector<SuiteEntry> &suite, const std::string &path);

@@ -26,8 +26,19 @@ struct SuiteEntry {
 std::vector<SuiteEntry> default_suite(const std::vector<std::string> &ops = {},
                                       const std::vector<int64_t> &batches = {1, 32});
 
-// A suite from a JSON file: [{"id": ..., "call": {...}, "batch": N, "description": ...,
-// and optionally "flops", "bytes", "memory_bound"}, ...].
+// A suite from a file, in one of two forms.
+// JSON: [{"id": ..., "call": {...}, "batch": N, "description": ..., and
+// optionally "flops", "bytes", "memory_bound"}, ...].
+// Text: one call per line ('#' starts a comment), e.g.
+//   Conv2DBackpropInput N=16 H=56 W=56 C=256 K=512 f=1x1 s=2 SAME
+//   DepthwiseConv2dNativeBackpropFilter N=1 H=112 W=112 C=32 f=3 s=1 M=1 T=bfloat16 NCHW id=D1
+//   FractionalAvgPoolGrad N=1 H=56 W=56 C=128 OH=39 OW=39 overlapping
+// with the input's N, H, W, C; K output channels (dense ops, default C), G
+// groups, M the depth multiplier (depthwise, default 1); f, s and d the
+// filter size, stride and dilation (RxS or one value for both); SAME (the
+// default) or VALID; T the dtype (default float32), NHWC (default) or NCHW;
+// OH, OW and `overlapping` for fractional pooling (regular pooling
+// sequences); id= names the row (default L<line number>).
 std::vector<SuiteEntry> load_suite(const std::string &path);
 
 }  // namespace gradtune::tooling
