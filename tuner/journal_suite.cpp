@@ -85,15 +85,10 @@ SuiteEntry entry_from_signature(const json &line) {
         const int64_t oh = get(shape, "OH"), ow = get(shape, "OW");
         if (oh > h || ow > w) throw std::runtime_error("a pooled size larger than the input");
         if (h > (1 << 20) || w > (1 << 20)) throw std::runtime_error("more than 2^20 rows or columns to pool");
-        auto sequence = [](int64_t in, int64_t out) {  // regular cells, as in the default suite
-            std::vector<int64_t> cum(static_cast<size_t>(out) + 1);
-            for (int64_t i = 0; i <= out; i++) cum[static_cast<size_t>(i)] = out > 0 ? i * in / out : 0;
-            return cum;
-        };
         inputs = {{"orig_input_tensor_shape", values("int64", {n, h, w, c})},
                   {"out_backprop", tensor({n, oh, ow, c})},
-                  {"row_pooling_sequence", values("int64", sequence(h, oh))},
-                  {"col_pooling_sequence", values("int64", sequence(w, ow))}};
+                  {"row_pooling_sequence", values("int64", pooling_sequence(h, oh))},
+                  {"col_pooling_sequence", values("int64", pooling_sequence(w, ow))}};
         attrs = {{"overlapping", get(s, "overlapping") == 2}};
         e.memory_bound = true;
         e.flops = product({n, h, w, c}) + product({n, oh, ow, c});
@@ -134,12 +129,13 @@ SuiteEntry entry_from_signature(const json &line) {
                   product(y);
         e.bytes = element * (product(x) + product(y) + product(filter));
         e.memory_bound = depthwise;
-        e.description = "dx " + std::to_string(h) + "x" + std::to_string(w) + "x" + std::to_string(c) + " <- dy " +
-                        std::to_string(oh) + "x" + std::to_string(ow) + "x" + std::to_string(out_channels) + " k" +
-                        std::to_string(fh) + "x" + std::to_string(fw) + " s" + std::to_string(sh) + " " + padding;
-        if (depthwise || op == "Conv2D")
-            e.description = std::to_string(h) + "x" + std::to_string(w) + "x" + std::to_string(c) + " k" +
-                            std::to_string(fh) + "x" + std::to_string(fw) + " s" + std::to_string(sh) + " " + padding;
+        const std::string sizes = std::to_string(h) + "x" + std::to_string(w) + "x" + std::to_string(c);
+        const std::string window = " k" + std::to_string(fh) + "x" + std::to_string(fw) + " s" + std::to_string(sh) +
+                                   " " + padding;
+        e.description = depthwise || op == "Conv2D"
+                            ? sizes + window
+                            : "dx " + sizes + " <- dy " + std::to_string(oh) + "x" + std::to_string(ow) + "x" +
+                                  std::to_string(out_channels) + window;
     }
     if (format != "NHWC") e.description += " " + format;
     if (dtype != "float32") e.description += " " + dtype;

@@ -64,12 +64,6 @@ const PoolRow kPool[] = {
     {"F3", "32x32x192 -> 22x22", 32, 32, 192, 22, 22, false},
 };
 
-// A valid pooling sequence: 0 = cum[0] < ... < cum[n_out] = n_in, steps K or K+1.
-std::vector<int64_t> pooling_sequence(int64_t n_in, int64_t n_out) {
-    std::vector<int64_t> cum(n_out + 1);
-    for (int64_t i = 0; i <= n_out; i++) cum[i] = i * n_in / n_out;
-    return cum;
-}
 
 // A SAME-padded call of a convolution op (forward, or either gradient: the
 // op's name says which) with TF's input names, plus its FLOP and byte counts.
@@ -160,6 +154,12 @@ void add_pooling(std::vector<SuiteEntry> &suite, const std::string &op, int64_t 
 }
 
 }  // namespace
+
+std::vector<int64_t> pooling_sequence(int64_t n_in, int64_t n_out) {
+    std::vector<int64_t> cum(static_cast<size_t>(n_out) + 1);
+    for (int64_t i = 0; i <= n_out; i++) cum[static_cast<size_t>(i)] = i * n_in / n_out;
+    return cum;
+}
 
 std::vector<SuiteEntry> default_suite(const std::vector<std::string> &ops, const std::vector<int64_t> &batches) {
     static const char *kOrder[] = {"DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropFilter",

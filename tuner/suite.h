@@ -22,6 +22,10 @@ struct SuiteEntry {
     std::string name() const { return id + "/N" + std::to_string(batch); }
 };
 
+// A regular pooling sequence (fractional pooling with n_out >= 1 cells):
+// 0 = cum[0] < ... < cum[n_out] = n_in, steps K or K+1.
+std::vector<int64_t> pooling_sequence(int64_t n_in, int64_t n_out);
+
 // Every row of the default suite for `ops` (empty = all ops) at each batch size.
 std::vector<SuiteEntry> default_suite(const std::vector<std::string> &ops = {},
                                       const std::vector<int64_t> &batches = {1, 32});
