@@ -9,9 +9,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "build_info.h"
 #include "candidates.h"
+#include "distill.h"
 #include "records.h"
 #include "suite.h"
+#include "trials.h"
 
 using namespace gradtune;
 
@@ -294,4 +297,73 @@ TEST_CASE("text suite files: one call per line, the same calls as the JSON form"
     std::ofstream(path) << "# nothing\n";
     CHECK_THROWS_WITH(gradtune::tooling::load_suite(path), Catch::Contains("no calls"));
     fs::remove_all(dir);
+}
+
+TEST_CASE("distill compares trials by their time relative to the generic variant timed beside them", "[records][tuner]") {
+    // Trials of one shape measured in two runs hours apart: the machine was
+    // faster during the first, so its candidate has the lower absolute time
+    // but the higher time relative to the generic variant.
+    const std::string dir = temp_file("distill_" + std::to_string(getpid()));
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const Record base = sample_record();
+    const KnobSpace space = find_op(base.op)->space(Device::cpu, base.structure);
+    const tooling::BuildInfo &info = tooling::build_info();
+    tooling::Trial proto;
+    proto.op = base.op;
+    proto.structure = base.structure;
+    proto.padding = "SAME";
+    proto.target = info.target(Device::cpu);
+    proto.halide_version = info.halide_version;
+    proto.knob_space_version = find_op(base.op)->knob_space_version;
+    proto.status = "ok";
+    auto trial = [&](const std::string &shape_id, int64_t h, const Knobs &knobs, double ms, double generic_ms) {
+        tooling::Trial t = proto;
+        t.shape_id = shape_id;
+        t.shape = {{"N", 1}, {"H", h}, {"W", h}, {"C", 16}};
+        t.knobs = knobs;
+        t.median_ms = ms;
+        t.generic_median_ms = generic_ms;
+        return t;
+    };
+    Knobs fast_hour = space.defaults(), slow_hour = space.defaults(), other = space.defaults(), late = space.defaults();
+    fast_hour["tile_other"] = 1;
+    slow_hour["tile_other"] = 2;
+    other["tile_other"] = 8;
+    late["vectors_per_tile"] = 1;
+    for (const Knobs &k : {fast_hour, slow_hour, other, late}) REQUIRE(space.check(k).empty());
+    tooling::TrialLog log(dir + "/trials.jsonl");
+    // Shapes A and B: three settings each. Shape C, added by a later retune:
+    // one setting, measured on C only.
+    log.append(trial("A", 8, fast_hour, 1.0, 2.0));  // 0.50 of generic
+    log.append(trial("A", 8, slow_hour, 1.2, 3.0));  // 0.40 of generic: the best
+    log.append(trial("A", 8, other, 1.1, 2.0));      // 0.55
+    log.append(trial("B", 9, fast_hour, 1.0, 2.0));  // 0.50
+    log.append(trial("B", 9, slow_hour, 1.5, 3.0));  // 0.50
+    log.append(trial("B", 9, other, 1.5, 2.0));      // 0.75
+    log.append(trial("C", 10, late, 1.0, 4.0));
+    tooling::DistillOptions options;
+    options.log_path = log.path();
+    options.records_dir = dir + "/records";
+    options.defaults_dir = dir + "/defaults";
+    REQUIRE(tooling::distill(options) == 0);
+    const RecordFile file =
+        read_record_file(options.records_dir + "/" + info.target_class() + "/" + base.op + ".json");
+    REQUIRE(file.records.size() == 3);
+    for (const Record &r : file.records) {
+        INFO(r.shape_key());
+        if (r.shape.at("H") == 8) {
+            CHECK(r.knobs == slow_hour);
+            CHECK(r.median_ms == 1.2);
+        }
+        if (r.shape.at("H") == 9) CHECK(r.knobs == fast_hour);
+    }
+    // The default: chosen over A and B (slow_hour: worst ratio 1.0), not
+    // left unchosen because no setting was measured on C too.
+    const std::vector<StructureDefault> defaults = read_structure_defaults(options.defaults_dir);
+    REQUIRE(defaults.size() == 1);
+    CHECK(defaults[0].knobs == slow_hour);
+    CHECK(defaults[0].worst_ratio == 1.0);
+    CHECK(defaults[0].chosen_by.find("measured on 2 of the 3 shapes") != std::string::npos);
+    std::filesystem::remove_all(dir);
 }

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "build_info.h"
 #include "records.h"
@@ -16,17 +17,29 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A trial's time relative to the generic variant's, timed interleaved with it
+// in the same measuring process. Trials are compared by this, never by their
+// absolute times: those of different runs are hours apart, and this
+// machine's speed drifts up to 1.6x in a day, so a candidate measured in a
+// fast hour would beat a faster one measured in a slow hour.
+double relative_time(const Trial &t) { return t.median_ms / t.generic_median_ms; }
+
 // Structure defaults from the log: per (op, device, structure), among the
-// settings measured ok on every shape the group has, the one whose worst
-// ratio to each shape's best is lowest. The tuner seeds every group with the
-// records of every class and the previous default, so the choice ranges over
-// all of them (and the tuner's own candidates), measured side by side here.
+// settings measured ok on every core shape of the group, the one whose worst
+// ratio to each core shape's best is lowest (times relative to the generic
+// variant's, as everywhere in distill). The core shapes are those measured
+// with at least half as many settings as the group's most measured shape: a
+// few shapes a retune adds later (with their own exact records) do not
+// shrink the pool of settings the default is chosen from. The tuner seeds
+// every group with the records of every class and the previous default, so
+// the choice ranges over all of them and the tuner's own candidates.
 void distill_defaults(const std::vector<const Trial *> &usable, const DistillOptions &options,
                       const std::string &klass) {
     struct Group {
         const Trial *first = nullptr;
-        std::map<std::string, double> best;  // shape key -> best time
-        std::map<std::string, std::map<std::string, double>> times;  // knobs text -> shape key -> time
+        std::map<std::string, double> best;  // shape key -> best relative time
+        std::map<std::string, int> settings;  // shape key -> settings measured on it
+        std::map<std::string, std::map<std::string, double>> times;  // knobs text -> shape key -> relative time
         std::map<std::string, Knobs> knobs;
     };
     std::map<std::string, Group> groups;
@@ -35,22 +48,34 @@ void distill_defaults(const std::vector<const Trial *> &usable, const DistillOpt
         Group &g = groups[t.op + "|" + to_string(t.device) + "|" + t.structure.key()];
         if (!g.first) g.first = &t;
         const std::string shape = t.shape_key(), text = knobs_text(t.knobs);
+        const double relative = relative_time(t);
         auto best = g.best.find(shape);
-        if (best == g.best.end() || t.median_ms < best->second) g.best[shape] = t.median_ms;
+        if (best == g.best.end() || relative < best->second) g.best[shape] = relative;
         auto &time = g.times[text];
-        if (!time.count(shape) || t.median_ms < time[shape]) time[shape] = t.median_ms;
+        if (!time.count(shape)) g.settings[shape]++;
+        if (!time.count(shape) || relative < time[shape]) time[shape] = relative;
         g.knobs[text] = t.knobs;
     }
     std::map<std::string, std::vector<StructureDefault>> chosen;  // op -> defaults
     for (const auto &[key, g] : groups) {
+        int most = 0;
+        for (const auto &[shape, n] : g.settings) most = std::max(most, n);
+        std::set<std::string> core;
+        for (const auto &[shape, n] : g.settings)
+            if (2 * n >= most) core.insert(shape);
         std::string best_text;
         double best_worst = 0;
         int eligible = 0;
         for (const auto &[text, times] : g.times) {
-            if (times.size() != g.best.size()) continue;  // not measured on every shape
-            eligible++;
             double worst = 1;
-            for (const auto &[shape, ms] : times) worst = std::max(worst, ms / g.best.at(shape));
+            size_t covered = 0;
+            for (const auto &[shape, relative] : times) {
+                if (!core.count(shape)) continue;
+                covered++;
+                worst = std::max(worst, relative / g.best.at(shape));
+            }
+            if (covered != core.size()) continue;  // not measured on every core shape
+            eligible++;
             if (best_text.empty() || worst < best_worst) {
                 best_text = text;
                 best_worst = worst;
@@ -70,7 +95,10 @@ void distill_defaults(const std::vector<const Trial *> &usable, const DistillOpt
         d.worst_ratio = best_worst;
         d.measured_on = klass;
         d.chosen_by = "lowest worst-case time ratio to each shape's best (" + std::string(ratio) + ") among " +
-                      std::to_string(eligible) + " settings measured on all " + std::to_string(g.best.size()) +
+                      std::to_string(eligible) + " settings measured on " +
+                      (core.size() == g.best.size() ? "all " + std::to_string(core.size())
+                                                    : std::to_string(core.size()) + " of the " +
+                                                          std::to_string(g.best.size())) +
                       " shapes of the group on " + klass +
                       " (seeded with every class's records, the previous default and the space's defaults)";
         chosen[t.op].push_back(d);
@@ -117,6 +145,8 @@ int distill(const DistillOptions &options) {
         const OpSchema *op = find_op(t.op);
         std::string illegal = !op ? "unknown op " + t.op : op->check_structure(t.structure);
         if (illegal.empty() && !(t.median_ms > 0)) illegal = "median_ms " + std::to_string(t.median_ms);
+        if (illegal.empty() && !(t.generic_median_ms > 0))
+            illegal = "no generic variant timed beside it (generic_median_ms " + std::to_string(t.generic_median_ms) + ")";
         if (illegal.empty()) illegal = op->space(t.device, t.structure).check(t.knobs);
         if (!illegal.empty()) {
             std::cerr << "gradtune distill: skipping a trial of " << t.op << " " << t.shape_id << ": " << illegal << "\n";
@@ -133,7 +163,7 @@ int distill(const DistillOptions &options) {
         usable.push_back(&t);
         const std::string key = t.op + "|" + to_string(t.device) + "|" + t.structure.key() + "|" + t.shape_key();
         auto it = best.find(key);
-        if (it == best.end() || t.median_ms < it->second->median_ms) best[key] = &t;
+        if (it == best.end() || relative_time(t) < relative_time(*it->second)) best[key] = &t;
     }
     if (stale)
         std::cerr << "gradtune distill: " << stale

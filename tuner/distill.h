@@ -1,7 +1,9 @@
 // `gradtune distill`: the best trial per (op, device, structure, shape) of
 // the trials log -> schedules/records/<target class>/<op>.json, and per
 // structure group the setting with the best worst case over the group's
-// shapes -> schedules/defaults/<op>.json (the structure defaults).
+// shapes -> schedules/defaults/<op>.json (the structure defaults). "Best" is
+// the lowest time relative to the generic variant timed beside the trial:
+// absolute times of different runs are not comparable.
 #pragma once
 
 #include <string>
