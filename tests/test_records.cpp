@@ -367,3 +367,35 @@ TEST_CASE("distill compares trials by their time relative to the generic variant
     CHECK(defaults[0].chosen_by.find("measured on 2 of the 3 shapes") != std::string::npos);
     std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("the tuner's hill climbing proposes every untried one-knob neighbour of a best, then jumps", "[tuner]") {
+    KnobSpace space;
+    space.knobs = {{"tile", {1, 2, 4}, 2, ""}, {"tasks", {0, 1}, 0, ""}, {"width", {8, 16, 32}, 32, ""}};
+    // tile=1 with width=16 is illegal: that neighbour is never proposed.
+    space.constraint = [](const Knobs &k) {
+        return k.at("tile") == 1 && k.at("width") == 16 ? std::string("illegal pair") : std::string();
+    };
+    const Knobs base = space.defaults();  // tile=2 tasks=0 width=32
+    tooling::Sampler sampler(space, 7);
+    std::set<std::string> tried = {knobs_text(base)};
+    std::set<std::string> expected = {knobs_text({{"tile", 1}, {"tasks", 0}, {"width", 32}}),
+                                      knobs_text({{"tile", 4}, {"tasks", 0}, {"width", 32}}),
+                                      knobs_text({{"tile", 2}, {"tasks", 1}, {"width", 32}}),
+                                      knobs_text({{"tile", 2}, {"tasks", 0}, {"width", 16}})};
+    // One neighbour already measured (by an earlier run, say) is skipped.
+    tried.insert(knobs_text({{"tile", 2}, {"tasks", 0}, {"width", 16}}));
+    std::set<std::string> proposed;
+    for (int i = 0; i < 3; i++) {
+        const std::string text = knobs_text(sampler.neighbour(base, tried));
+        CHECK(expected.count(text));
+        CHECK(tried.insert(text).second);
+        proposed.insert(text);
+    }
+    CHECK(proposed.size() == 3);
+    // A local optimum: every neighbour tried, so it jumps (legal, not base).
+    for (int i = 0; i < 20; i++) {
+        const Knobs k = sampler.neighbour(base, tried);
+        CHECK(space.check(k).empty());
+        CHECK(k != base);
+    }
+}

@@ -162,4 +162,25 @@ Knobs Sampler::mutate(const Knobs &base) {
     return random();
 }
 
+Knobs Sampler::neighbour(const Knobs &base, const std::set<std::string> &tried) {
+    std::vector<Knobs> untried;
+    std::set<std::string> seen;
+    for (const Knob &knob : space_.knobs) {
+        auto it = std::find(knob.values.begin(), knob.values.end(), base.count(knob.name) ? base.at(knob.name) : 0);
+        if (it == knob.values.end()) continue;
+        for (const int step : {-1, 1}) {
+            const auto index = (it - knob.values.begin()) + step;
+            if (index < 0 || index >= static_cast<long>(knob.values.size())) continue;
+            Knobs k = base;
+            k[knob.name] = knob.values[index];
+            k = space_.canonical(k);
+            const std::string text = knobs_text(k);
+            if (k == base || !space_.check(k).empty() || tried.count(text) || !seen.insert(text).second) continue;
+            untried.push_back(k);
+        }
+    }
+    if (untried.empty()) return mutate(base);
+    return untried[std::uniform_int_distribution<size_t>(0, untried.size() - 1)(rng_)];
+}
+
 }  // namespace gradtune::tooling

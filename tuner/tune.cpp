@@ -1,8 +1,9 @@
 // The tuner: groups the suite's calls by (op, device, structure), draws
-// candidates per group (defaults, committed records, random, then mutations
-// of the group's best), compiles a batch of them in parallel, then measures
-// the batch in a child process with nothing else running, and appends every
-// result to the trials log. Killed and restarted, it skips what the log holds.
+// candidates per group (defaults, committed records, random, then the
+// one-knob neighbours of the group's and each shape's best), compiles a
+// batch of them in parallel, then measures the batch in a child process
+// with nothing else running, and appends every result to the trials log.
+// Killed and restarted, it skips what the log holds.
 #include "tune.h"
 
 #include "journal_suite.h"
@@ -375,7 +376,10 @@ int tune(const TuneOptions &options) {
                         }
                     }
                 }
-                k = refine && best_speedup > 0 ? g.sampler->mutate(best) : g.sampler->random();
+                // Refining walks the best's one-knob neighbourhood first
+                // (neighbours measured by an earlier run come back from the
+                // log at no cost) and jumps only from a local optimum.
+                k = refine && best_speedup > 0 ? g.sampler->neighbour(best, g.tried) : g.sampler->random();
             }
             const std::string text = knobs_text(k);
             if (!g.tried.insert(text).second) {
