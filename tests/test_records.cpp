@@ -6,10 +6,12 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <fstream>
 #include <sstream>
 
 #include "build_info.h"
+#include "call_json.h"
 #include "candidates.h"
 #include "distill.h"
 #include "records.h"
@@ -296,7 +298,52 @@ TEST_CASE("text suite files: one call per line, the same calls as the JSON form"
     CHECK_THROWS_WITH(gradtune::tooling::load_suite(path), Catch::Contains("'H' = 0 is out of range"));
     std::ofstream(path) << "# nothing\n";
     CHECK_THROWS_WITH(gradtune::tooling::load_suite(path), Catch::Contains("no calls"));
+    std::ofstream(path) << "DepthwiseConv2dNativeBackpropInput N=1,x H=8 W=8 C=4 f=3\n";
+    CHECK_THROWS_WITH(gradtune::tooling::load_suite(path), Catch::Contains("not a number in 'N=1,x'"));
     fs::remove_all(dir);
+}
+
+TEST_CASE("the default suite is bench/suites/default.txt: every row at every batch size, op by op", "[suite]") {
+    using gradtune::tooling::SuiteEntry;
+    const std::string file = GRADTUNE_GOLDEN_DIR "/../../bench/suites/default.txt";
+    const std::vector<SuiteEntry> from_file = gradtune::tooling::load_suite(file);  // N=1,32 lines
+    const std::vector<SuiteEntry> built_in = gradtune::tooling::default_suite();
+    REQUIRE(built_in.size() == from_file.size());
+    // The same calls (the built-in copy is the file), ordered op by op, then
+    // by batch size, then by row.
+    std::map<std::string, nlohmann::json> calls;
+    for (const SuiteEntry &e : from_file) CHECK(calls.emplace(e.op + " " + e.name(), e.call).second);
+    std::map<std::string, int> per_op;
+    for (size_t i = 0; i < built_in.size(); i++) {
+        const SuiteEntry &e = built_in[i];
+        INFO(e.op << " " << e.name());
+        CHECK(calls.at(e.op + " " + e.name()) == e.call);
+        per_op[e.op]++;
+        if (i > 0 && built_in[i - 1].op == e.op) CHECK(built_in[i - 1].batch <= e.batch);
+        // Every call is one the runtime takes (the N=1 ones: they are cheap
+        // to materialise, and N only scales the first dimension).
+        if (e.batch != 1) continue;
+        gradtune::tooling::MaterialisedCall m;
+        gradtune::CallInfo info;
+        gradtune::Status st = gradtune::tooling::materialise(e.call, 1, &m);
+        if (st.ok()) st = gradtune::DescribeCall(m.call, &info);
+        CHECK(st.ok());
+        CHECK(info.shape.at("N") == e.batch);
+    }
+    CHECK(per_op == std::map<std::string, int>{{"DepthwiseConv2dNativeBackpropInput", 12},
+                                               {"DepthwiseConv2dNativeBackpropFilter", 12},
+                                               {"Conv2DBackpropInput", 12},
+                                               {"FractionalAvgPoolGrad", 10},
+                                               {"Conv2DBackpropFilter", 4},
+                                               {"DepthwiseConv2dNative", 12},
+                                               {"Conv2D", 4},
+                                               {"FractionalAvgPool", 4}});
+    CHECK(built_in.front().name() == "D1/N1");
+    // --batch replaces N; --op selects ops.
+    const std::vector<SuiteEntry> n8 = gradtune::tooling::default_suite({"Conv2DBackpropInput"}, {8});
+    REQUIRE(n8.size() == 6);
+    CHECK(n8[4].name() == "C5/N8");
+    CHECK(n8[4].call.at("inputs").at("out_backprop").at("shape") == nlohmann::json{8, 28, 28, 128});
 }
 
 TEST_CASE("distill compares trials by their time relative to the generic variant timed beside them", "[records][tuner]") {

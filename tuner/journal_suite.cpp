@@ -81,20 +81,37 @@ SuiteEntry entry_from_signature(const json &line) {
     e.batch = get(shape, "N");
     json inputs, attrs;
     const int64_t n = e.batch, h = get(shape, "H"), w = get(shape, "W"), c = get(shape, "C");
-    if (op == "FractionalAvgPoolGrad") {
+    if (op == "FractionalAvgPoolGrad" || op == "FractionalAvgPool") {
         const int64_t oh = get(shape, "OH"), ow = get(shape, "OW");
         if (oh > h || ow > w) throw std::runtime_error("a pooled size larger than the input");
         if (h > (1 << 20) || w > (1 << 20)) throw std::runtime_error("more than 2^20 rows or columns to pool");
-        inputs = {{"orig_input_tensor_shape", values("int64", {n, h, w, c})},
-                  {"out_backprop", tensor({n, oh, ow, c})},
-                  {"row_pooling_sequence", values("int64", pooling_sequence(h, oh))},
-                  {"col_pooling_sequence", values("int64", pooling_sequence(w, ow))}};
-        attrs = {{"overlapping", get(s, "overlapping") == 2}};
+        const bool overlapping = get(s, "overlapping") == 2;
+        if (op == "FractionalAvgPoolGrad") {
+            inputs = {{"orig_input_tensor_shape", values("int64", {n, h, w, c})},
+                      {"out_backprop", tensor({n, oh, ow, c})},
+                      {"row_pooling_sequence", values("int64", pooling_sequence(h, oh))},
+                      {"col_pooling_sequence", values("int64", pooling_sequence(w, ow))}};
+            attrs = {{"overlapping", overlapping}};
+        } else {
+            // The ratio whose float32 quotient TF floors to the pooled size:
+            // input / (pooled + 1/2), and 1 where nothing is pooled. The
+            // sequences are pseudo-random, seeded: the same on every run.
+            auto ratio = [](int64_t in, int64_t out) {
+                return out == in ? 1.0 : static_cast<double>(in) / (static_cast<double>(out) + 0.5);
+            };
+            inputs = {{"value", tensor({n, h, w, c})}};
+            attrs = {{"pooling_ratio", {1.0, ratio(h, oh), ratio(w, ow), 1.0}},
+                     {"pseudo_random", true},
+                     {"overlapping", overlapping},
+                     {"deterministic", true},
+                     {"seed", 7},
+                     {"seed2", 11}};
+        }
         e.memory_bound = true;
         e.flops = product({n, h, w, c}) + product({n, oh, ow, c});
         e.bytes = element * e.flops;
         e.description = std::to_string(h) + "x" + std::to_string(w) + "x" + std::to_string(c) + " -> " +
-                        std::to_string(oh) + "x" + std::to_string(ow);
+                        std::to_string(oh) + "x" + std::to_string(ow) + (overlapping ? " overlapping" : "");
     } else {
         if (padding != "SAME" && padding != "VALID")
             throw std::runtime_error(padding + " padding (the journal does not keep the padding values)");

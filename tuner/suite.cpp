@@ -14,169 +14,10 @@ namespace gradtune::tooling {
 
 using nlohmann::json;
 
-namespace {
-
-json values(const std::string &dtype, const std::vector<int64_t> &v) { return {{"dtype", dtype}, {"values", v}}; }
-json shaped(const std::vector<int64_t> &shape) { return {{"dtype", "float32"}, {"shape", shape}}; }
-
-double elements(const std::vector<int64_t> &shape) {
-    double n = 1;
-    for (int64_t d : shape) n *= static_cast<double>(d);
-    return n;
-}
-
-// Depthwise rows D1-D6: input H x W x C, filter k x k, stride s, SAME.
-struct DepthwiseRow {
-    const char *id, *description;
-    int64_t size, channels, k, stride;
-};
-const DepthwiseRow kDepthwise[] = {
-    {"D1", "112x112x32 k3 s1", 112, 32, 3, 1},   {"D2", "112x112x96 -> 56x56 k3 s2", 112, 96, 3, 2},
-    {"D3", "56x56x144 k3 s1", 56, 144, 3, 1},    {"D4", "14x14x576 k3 s1", 14, 576, 3, 1},
-    {"D5", "7x7x960 k3 s1", 7, 960, 3, 1},       {"D6", "14x14x672 k5 s1", 14, 672, 5, 1},
-};
-
-// Dense rows C1-C6: dx H x W x Cin <- dy OH x OW x Cout, filter k x k, stride s, SAME.
-struct DenseRow {
-    const char *id, *description;
-    int64_t size, in_channels, out_channels, k, stride;
-};
-const DenseRow kDense[] = {
-    {"C1", "dx 56x56x64 <- dy 56x56x64 k3 s1", 56, 64, 64, 3, 1},
-    {"C2", "dx 28x28x128 <- dy 28x28x128 k3 s1", 28, 128, 128, 3, 1},
-    {"C3", "dx 14x14x256 <- dy 14x14x256 k3 s1", 14, 256, 256, 3, 1},
-    {"C4", "dx 7x7x512 <- dy 7x7x512 k3 s1", 7, 512, 512, 3, 1},
-    {"C5", "dx 56x56x128 <- dy 28x28x128 k3 s2", 56, 128, 128, 3, 2},
-    {"C6", "dx 56x56x256 <- dy 56x56x64 k1 s1", 56, 256, 64, 1, 1},
-};
-
-// Fractional pooling rows F1-F3: input H x W x C pooled to OH x OW.
-struct PoolRow {
-    const char *id, *description;
-    int64_t rows, cols, channels, out_rows, out_cols;
-    bool overlapping;
-};
-const PoolRow kPool[] = {
-    {"F1", "112x112x64 -> 79x79 overlapping", 112, 112, 64, 79, 79, true},
-    {"F2a", "56x56x128 -> 39x39 overlapping", 56, 56, 128, 39, 39, true},
-    {"F2b", "56x56x128 -> 39x39 non-overlapping", 56, 56, 128, 39, 39, false},
-    {"F2c", "56x56x128 -> 38x32 (ratio 1.44, 1.73) overlapping", 56, 56, 128, 38, 32, true},
-    {"F3", "32x32x192 -> 22x22", 32, 32, 192, 22, 22, false},
-};
-
-
-// A SAME-padded call of a convolution op (forward, or either gradient: the
-// op's name says which) with TF's input names, plus its FLOP and byte counts.
-// `flops_per_output` counts one output element of the forward convolution.
-SuiteEntry conv_entry(const std::string &op, const char *id, const char *description, int64_t n, int64_t stride,
-                      const std::vector<int64_t> &in_shape, const std::vector<int64_t> &f_shape,
-                      const std::vector<int64_t> &out_shape, double flops_per_output) {
-    const auto ends_with = [&](const std::string &suffix) {
-        return op.size() >= suffix.size() && op.compare(op.size() - suffix.size(), suffix.size(), suffix) == 0;
-    };
-    json inputs;
-    if (ends_with("BackpropInput")) {
-        inputs = {{"input_sizes", values("int32", in_shape)}, {"filter", shaped(f_shape)},
-                  {"out_backprop", shaped(out_shape)}};
-    } else if (ends_with("BackpropFilter")) {
-        inputs = {{"input", shaped(in_shape)}, {"filter_sizes", values("int32", f_shape)},
-                  {"out_backprop", shaped(out_shape)}};
-    } else {  // the forward op
-        inputs = {{"input", shaped(in_shape)}, {"filter", shaped(f_shape)}};
-    }
-    SuiteEntry e;
-    e.id = id;
-    e.op = op;
-    e.batch = n;
-    e.description = description;
-    e.call = {{"op", op}, {"inputs", inputs}, {"attrs", {{"strides", {1, stride, stride, 1}}, {"padding", "SAME"}}}};
-    e.flops = flops_per_output * elements(out_shape);
-    e.bytes = 4 * (elements(in_shape) + elements(out_shape) + elements(f_shape));
-    return e;
-}
-
-void add_depthwise(std::vector<SuiteEntry> &suite, const std::string &op, int64_t n) {
-    for (const DepthwiseRow &r : kDepthwise) {
-        const int64_t out = (r.size + r.stride - 1) / r.stride;  // SAME
-        SuiteEntry e = conv_entry(op, r.id, r.description, n, r.stride, {n, r.size, r.size, r.channels},
-                                  {r.k, r.k, r.channels, 1}, {n, out, out, r.channels}, 2.0 * r.k * r.k);
-        e.memory_bound = true;
-        suite.push_back(e);
-    }
-}
-
-void add_dense(std::vector<SuiteEntry> &suite, const std::string &op, int64_t n) {
-    for (const DenseRow &r : kDense) {
-        // Conv2DBackpropFilter and the Conv2D forward use a representative subset.
-        const std::string id = r.id;
-        if (op != "Conv2DBackpropInput" && id != "C1" && id != "C5") continue;
-        const int64_t out = (r.size + r.stride - 1) / r.stride;
-        suite.push_back(conv_entry(op, r.id, r.description, n, r.stride, {n, r.size, r.size, r.in_channels},
-                                   {r.k, r.k, r.in_channels, r.out_channels}, {n, out, out, r.out_channels},
-                                   2.0 * r.k * r.k * r.in_channels));
-    }
-}
-
-void add_pooling(std::vector<SuiteEntry> &suite, const std::string &op, int64_t n) {
-    for (const PoolRow &r : kPool) {
-        const std::vector<int64_t> in_shape{n, r.rows, r.cols, r.channels};
-        const std::vector<int64_t> out_shape{n, r.out_rows, r.out_cols, r.channels};
-        SuiteEntry e;
-        e.id = r.id;
-        e.op = op;
-        e.batch = n;
-        e.description = r.description;
-        if (op == "FractionalAvgPoolGrad") {
-            e.call = {{"op", op},
-                      {"inputs",
-                       {{"orig_input_tensor_shape", values("int64", in_shape)},
-                        {"out_backprop", shaped(out_shape)},
-                        {"row_pooling_sequence", values("int64", pooling_sequence(r.rows, r.out_rows))},
-                        {"col_pooling_sequence", values("int64", pooling_sequence(r.cols, r.out_cols))}}},
-                      {"attrs", {{"overlapping", r.overlapping}}}};
-        } else {  // FractionalAvgPool: the ratio that gives these output sizes
-            if (std::string(r.id) != "F1" && std::string(r.id) != "F3") continue;
-            e.call = {{"op", op},
-                      {"inputs", {{"value", shaped(in_shape)}}},
-                      {"attrs",
-                       {{"pooling_ratio", {1.0, 1.414, 1.414, 1.0}},
-                        {"pseudo_random", true},
-                        {"overlapping", r.overlapping},
-                        {"deterministic", true},
-                        {"seed", 7},
-                        {"seed2", 11}}}};
-        }
-        e.flops = elements(in_shape) + elements(out_shape);
-        e.bytes = 4 * (elements(in_shape) + elements(out_shape));
-        e.memory_bound = true;
-        suite.push_back(e);
-    }
-}
-
-}  // namespace
-
 std::vector<int64_t> pooling_sequence(int64_t n_in, int64_t n_out) {
     std::vector<int64_t> cum(static_cast<size_t>(n_out) + 1);
     for (int64_t i = 0; i <= n_out; i++) cum[static_cast<size_t>(i)] = i * n_in / n_out;
     return cum;
-}
-
-std::vector<SuiteEntry> default_suite(const std::vector<std::string> &ops, const std::vector<int64_t> &batches) {
-    static const char *kOrder[] = {"DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropFilter",
-                                   "Conv2DBackpropInput",                "FractionalAvgPoolGrad",
-                                   "Conv2DBackpropFilter",               "DepthwiseConv2dNative",
-                                   "Conv2D",                             "FractionalAvgPool"};
-    std::vector<SuiteEntry> suite;
-    for (const char *op : kOrder) {
-        if (!ops.empty() && std::find(ops.begin(), ops.end(), op) == ops.end()) continue;
-        const std::string name = op;
-        for (int64_t n : batches) {
-            if (name.rfind("Depthwise", 0) == 0) add_depthwise(suite, name, n);
-            else if (name.rfind("Conv2D", 0) == 0) add_dense(suite, name, n);
-            else add_pooling(suite, name, n);
-        }
-    }
-    return suite;
 }
 
 namespace {
@@ -194,12 +35,13 @@ std::pair<int64_t, int64_t> pair_of(const std::string &text) {
     return {number(text.substr(0, x)), number(text.substr(x + 1))};
 }
 
-// One line of the text form (see suite.h) as a call signature.
-json signature_from_text(const std::string &line) {
+// One line of the text form (see suite.h) as a call signature, and its
+// batch sizes (N=1,32: two calls).
+json signature_from_text(const std::string &line, std::vector<int64_t> *batches) {
     std::istringstream words(line);
     std::string op, word;
     words >> op;
-    const bool depthwise = op.rfind("Depthwise", 0) == 0, pooling = op == "FractionalAvgPoolGrad";
+    const bool depthwise = op.rfind("Depthwise", 0) == 0, pooling = op.rfind("FractionalAvgPool", 0) == 0;
     std::string dtype = "float32", format = "NHWC", padding = pooling ? "VALID" : "SAME";
     std::map<std::string, std::pair<int64_t, int64_t>> v;  // name -> value (pairs for f, s, d)
     bool overlapping = false;
@@ -213,10 +55,23 @@ json signature_from_text(const std::string &line) {
         } else if (word.rfind("T=", 0) == 0) {
             dtype = word.substr(2);
         } else if (word.rfind("id=", 0) == 0) {
-            continue;  // read by load_suite
+            continue;  // read by parse_text_suite
+        } else if (word.rfind("N=", 0) == 0) {
+            batches->clear();
+            std::istringstream list(word.substr(2));
+            for (std::string n; std::getline(list, n, ',');) {
+                size_t used = 0;
+                try {
+                    batches->push_back(std::stoll(n, &used));
+                } catch (const std::logic_error &) {
+                    used = 0;
+                }
+                if (used == 0 || used != n.size()) throw std::runtime_error("not a number in '" + word + "'");
+            }
+            if (batches->empty()) throw std::runtime_error("no batch size in '" + word + "'");
         } else {
             const size_t eq = word.find('=');
-            static const std::set<std::string> known = {"N", "H", "W", "C", "K", "M", "G", "f", "s", "d", "OH", "OW"};
+            static const std::set<std::string> known = {"H", "W", "C", "K", "M", "G", "f", "s", "d", "OH", "OW"};
             if (eq == std::string::npos || !known.count(word.substr(0, eq)))
                 throw std::runtime_error("unknown field '" + word + "'");
             try {
@@ -235,7 +90,8 @@ json signature_from_text(const std::string &line) {
         if (it->second.first != it->second.second) throw std::runtime_error(std::string(name) + "= takes one value");
         return it->second.first;
     };
-    json shape = {{"N", one("N", -1)}, {"H", one("H", -1)}, {"W", one("W", -1)}, {"C", one("C", -1)}};
+    if (batches->empty()) throw std::runtime_error("needs N=");
+    json shape = {{"N", batches->front()}, {"H", one("H", -1)}, {"W", one("W", -1)}, {"C", one("C", -1)}};
     json structure;
     if (pooling) {
         shape["OH"] = one("OH", -1);
@@ -263,8 +119,10 @@ json signature_from_text(const std::string &line) {
             {"shape", shape}};
 }
 
-// The text form: one call per line, '#' starts a comment.
-std::vector<SuiteEntry> load_text_suite(const std::string &path, std::istream &in) {
+// The text form: one call per line, '#' starts a comment. `batches`, when
+// given, replaces every line's N.
+std::vector<SuiteEntry> parse_text_suite(const std::string &path, std::istream &in,
+                                         const std::vector<int64_t> *batches = nullptr) {
     std::vector<SuiteEntry> suite;
     std::string line;
     for (int number = 1; std::getline(in, line); number++) {
@@ -272,21 +130,30 @@ std::vector<SuiteEntry> load_text_suite(const std::string &path, std::istream &i
         const size_t first = line.find_first_not_of(" \t\r"), last = line.find_last_not_of(" \t\r");
         if (first == std::string::npos) continue;
         line = line.substr(first, last - first + 1);
-        SuiteEntry e;
+        const size_t id = line.find(" id=");
+        const std::string name = id == std::string::npos ? "L" + std::to_string(number)
+                                                         : line.substr(id + 4, line.find(' ', id + 4) - (id + 4));
         try {
-            e = entry_from_signature(signature_from_text(line));
+            std::vector<int64_t> sizes;
+            json signature = signature_from_text(line, &sizes);
+            for (const int64_t n : batches ? *batches : sizes) {
+                signature["shape"]["N"] = n;
+                SuiteEntry e = entry_from_signature(signature);
+                e.id = name;
+                suite.push_back(e);
+            }
         } catch (const std::exception &error) {
             throw std::runtime_error(path + ":" + std::to_string(number) + ": " + error.what() + " (in '" + line + "')");
         }
-        const size_t id = line.find(" id=");
-        e.id = id == std::string::npos ? "L" + std::to_string(number)
-                                       : line.substr(id + 4, line.find(' ', id + 4) - (id + 4));
-        e.description = line;
-        suite.push_back(e);
     }
     if (suite.empty()) throw std::runtime_error(path + ": no calls (a suite is a JSON list or one call per line)");
     return suite;
 }
+
+// The default suite: bench/suites/default.txt, embedded by the build.
+const char kDefaultSuite[] =
+#include "default_suite.inc"
+    ;
 
 }  // namespace
 
@@ -298,7 +165,7 @@ std::vector<SuiteEntry> load_suite(const std::string &path) {
     // JSON starts with '['; anything else is the text form.
     const std::string text = in.str();
     const size_t first = text.find_first_not_of(" \t\r\n");
-    if (first == std::string::npos || text[first] != '[') return load_text_suite(path, in);
+    if (first == std::string::npos || text[first] != '[') return parse_text_suite(path, in);
     json j = json::parse(text);
     std::vector<SuiteEntry> suite;
     for (const json &row : j) {
@@ -315,6 +182,22 @@ std::vector<SuiteEntry> load_suite(const std::string &path) {
         suite.push_back(e);
     }
     if (suite.empty()) throw std::runtime_error(path + ": no calls (a suite is a JSON list or one call per line)");
+    return suite;
+}
+
+std::vector<SuiteEntry> default_suite(const std::vector<std::string> &ops, const std::vector<int64_t> &batches) {
+    std::istringstream in(kDefaultSuite);
+    std::vector<SuiteEntry> all = parse_text_suite("bench/suites/default.txt", in, &batches), suite;
+    // Op by op (in the file's order), then batch by batch, then row by row.
+    std::vector<std::string> order;
+    for (const SuiteEntry &e : all)
+        if (std::find(order.begin(), order.end(), e.op) == order.end()) order.push_back(e.op);
+    for (const std::string &op : order) {
+        if (!ops.empty() && std::find(ops.begin(), ops.end(), op) == ops.end()) continue;
+        for (int64_t n : batches)
+            for (const SuiteEntry &e : all)
+                if (e.op == op && e.batch == n) suite.push_back(e);
+    }
     return suite;
 }
 

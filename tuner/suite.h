@@ -1,5 +1,6 @@
-// The default tuning and benchmark suite (spec/benchmark-shapes.md): the
-// shapes users of these gradients meet most, fp32 NHWC, each at N=1 and N=32.
+// Suites: the calls the tuner tunes and the benchmark times. The default one
+// (spec/benchmark-shapes.md, bench/suites/default.txt) holds the shapes users
+// of these gradients meet most, fp32 NHWC, each at N=1 and N=32.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -26,7 +27,8 @@ struct SuiteEntry {
 // 0 = cum[0] < ... < cum[n_out] = n_in, steps K or K+1.
 std::vector<int64_t> pooling_sequence(int64_t n_in, int64_t n_out);
 
-// Every row of the default suite for `ops` (empty = all ops) at each batch size.
+// Every row of the default suite (bench/suites/default.txt, built in) for
+// `ops` (empty = all ops) at each batch size: op by op, then by batch size.
 std::vector<SuiteEntry> default_suite(const std::vector<std::string> &ops = {},
                                       const std::vector<int64_t> &batches = {1, 32});
 
@@ -37,12 +39,14 @@ std::vector<SuiteEntry> default_suite(const std::vector<std::string> &ops = {},
 //   Conv2DBackpropInput N=16 H=56 W=56 C=256 K=512 f=1x1 s=2 SAME
 //   DepthwiseConv2dNativeBackpropFilter N=1 H=112 W=112 C=32 f=3 s=1 M=1 T=bfloat16 NCHW id=D1
 //   FractionalAvgPoolGrad N=1 H=56 W=56 C=128 OH=39 OW=39 overlapping
-// with the input's N, H, W, C; K output channels (dense ops, default C), G
+// with the input's N (a list, N=1,32, gives one call per batch size), H, W,
+// C; K output channels (dense ops, default C), G
 // groups, M the depth multiplier (depthwise, default 1); f, s and d the
 // filter size, stride and dilation (RxS or one value for both); SAME (the
 // default) or VALID; T the dtype (default float32), NHWC (default) or NCHW;
-// OH, OW and `overlapping` for fractional pooling (regular pooling
-// sequences); id= names the row (default L<line number>).
+// OH, OW and `overlapping` for fractional pooling (the gradient gets
+// regular pooling sequences, the forward op a seeded pseudo-random one);
+// id= names the row (default L<line number>).
 std::vector<SuiteEntry> load_suite(const std::string &path);
 
 }  // namespace gradtune::tooling
