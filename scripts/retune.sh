@@ -7,7 +7,8 @@
 # 2. the benchmark of those calls as they are served now (before),
 # 3. gradtune tune --from-journal for GRADTUNE_TUNE_BUDGET seconds (default
 #    300), resuming from the trials log,
-# 4. distill into schedules/records/<target class>/ and rebuild,
+# 4. distill into schedules/records/<target class>/ (a record changes only
+#    for a setting faster than it side by side: --remeasure) and rebuild,
 # 5. the benchmark again (after), and a report per signature: the dispatch
 #    tier and the speedup over the generic variant before and after (each
 #    measured side by side with the generic variant in its own run), and
@@ -29,7 +30,8 @@ echo "[retune] before: the journalled calls as this build serves them"
 build/bench/gradtune-bench --suite "$out/suite.json" --samples 5 --json "$out/before.json" >"$out/before.txt"
 echo "[retune] tuning them for ${budget}s (GRADTUNE_TUNE_BUDGET to change)"
 build/tuner/gradtune tune --from-journal "$journal" --top "$top" --budget "$budget" 2>&1 | tee "$out/tune.log"
-build/tuner/gradtune distill
+# A record changes only for a setting that beats it side by side.
+build/tuner/gradtune distill --remeasure 3
 echo "[retune] rebuilding with the distilled records"
 cmake --build build -j "$(nproc)"
 echo "[retune] after"

@@ -8,6 +8,8 @@
 
 #include <string>
 
+#include "measure.h"
+
 namespace gradtune::tooling {
 
 struct DistillOptions {
@@ -18,6 +20,17 @@ struct DistillOptions {
     // this factor: a tuned kernel that is not faster only costs build time
     // and binary size (and within the noise it is not faster).
     double min_speedup = 1.03;
+    // Side by side before a record changes: where the log's best setting
+    // for a shape is not its committed record, the `remeasure` best settings
+    // of the log (0: none, trust the log) and the committed one are compiled
+    // and timed again, interleaved in one measuring process, and the
+    // fastest becomes the record. Relative times alone still pick settings
+    // whose generic timing was slow by chance: of 55 records they changed
+    // here, 19 were slower side by side than the ones they replaced.
+    int remeasure = 0;
+    std::string self;      // the gradtune executable (spawns `gradtune measure`)
+    std::string work_dir;  // where the settings are compiled
+    MeasureOptions measure;
 };
 
 int distill(const DistillOptions &options);

@@ -91,6 +91,14 @@ int main(int argc, char **argv) {
         ->add_option("--min-speedup", distill_options.min_speedup,
                      "keep a record only if it beats the generic variant by this factor")
         ->capture_default_str();
+    distill_options.work_dir = tune_options.work_dir;
+    distill_options.measure = tune_options.measure;
+    distill_cmd
+        ->add_option("--remeasure", distill_options.remeasure,
+                     "time each shape's K best settings again side by side and keep the fastest (0: trust the log)")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 16));
+    distill_cmd->add_option("--work-dir", distill_options.work_dir, "with --remeasure: where settings are compiled");
 
     std::string run_op;
     std::vector<std::string> run_args, run_outputs;
@@ -140,7 +148,10 @@ int main(int argc, char **argv) {
             tune_options.self = self_path(argv[0]);
             return tune(tune_options);
         }
-        if (*distill_cmd) return distill(distill_options);
+        if (*distill_cmd) {
+            distill_options.self = self_path(argv[0]);
+            return distill(distill_options);
+        }
         if (*suite_cmd) {
             JournalSuite journalled = journal_suite(suite_journal, suite_device, suite_top);
             for (const std::string &note : journalled.notes) std::cerr << "gradtune suite: " << note << "\n";
