@@ -14,6 +14,7 @@
 #include "call_json.h"
 #include "candidates.h"
 #include "distill.h"
+#include "journal_suite.h"
 #include "records.h"
 #include "suite.h"
 #include "trials.h"
@@ -445,4 +446,22 @@ TEST_CASE("the tuner's hill climbing proposes every untried one-knob neighbour o
         CHECK(space.check(k).empty());
         CHECK(k != base);
     }
+}
+
+TEST_CASE("journal suites: call counts summed over any number of processes saturate", "[suite]") {
+    const std::string path = temp_file("journal_sum_" + std::to_string(getpid()) + ".jsonl");
+    {
+        std::ofstream out(path);
+        for (int p = 0; p < 10000; p++)  // 10^4 processes x 10^15 calls: more than 2^63
+            out << R"({"journal": 1, "process": "p)" << p
+                << R"(", "device": "cpu", "calls": 1000000000000000, "total_ms": 1.5, "tier": "generic", )"
+                << R"("variant": "v", "op": "DepthwiseConv2dNativeBackpropInput", "T": "float32", )"
+                << R"("data_format": "NHWC", "padding": "SAME", "shape": {"N": 1, "H": 8, "W": 8, "C": 4}, )"
+                << R"("structure": {"filter_height": 3, "filter_width": 3, "stride": 1, "depth_multiplier": 1, )"
+                << R"("dilation_height": 1, "dilation_width": 1}})" << "\n";
+    }
+    const gradtune::tooling::JournalSuite suite = gradtune::tooling::journal_suite(path, "cpu", 0);
+    REQUIRE(suite.entries.size() == 1);
+    CHECK_THAT(suite.entries[0].description, Catch::Contains("9223372036854775807 calls"));
+    std::filesystem::remove(path);
 }

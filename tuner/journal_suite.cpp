@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <stdexcept>
 
@@ -203,7 +204,11 @@ JournalSuite journal_suite(const std::string &path, const std::string &device, i
         Signature s;
         s.line = signatures.at(signature);
         for (const auto &[process, counts] : processes) {
-            s.calls += counts.first;
+            // Each line holds at most 1e15 calls, but there may be any number
+            // of processes: the sum saturates rather than overflow.
+            s.calls = counts.first > std::numeric_limits<long long>::max() - s.calls
+                          ? std::numeric_limits<long long>::max()
+                          : s.calls + counts.first;
             s.total_ms += counts.second;
         }
         all.push_back(s);
