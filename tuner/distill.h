@@ -24,7 +24,8 @@ struct DistillOptions {
     // for a shape is not its committed record, the `remeasure` best settings
     // of the log (0: none, trust the log) and the committed one are compiled
     // and timed again, interleaved in one measuring process, and the
-    // fastest becomes the record. Relative times alone still pick settings
+    // fastest becomes the record (the committed one stays unless beaten by
+    // 5 %). Relative times alone still pick settings
     // whose generic timing was slow by chance: of 55 records they changed
     // here, 19 were slower side by side than the ones they replaced.
     int remeasure = 0;
