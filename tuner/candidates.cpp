@@ -126,6 +126,11 @@ std::vector<CompiledCandidate> compile_candidates(const std::vector<Candidate> &
     return out;
 }
 
+void remove_compiled(const CompiledCandidate &c, const std::string &work_dir) {
+    const std::string name = c.candidate.function_name();
+    for (const char *ext : {".so", ".o", ".log"}) fs::remove(work_dir + "/" + name + ext);
+}
+
 Knobs Sampler::random() {
     for (int attempt = 0; attempt < 10000; attempt++) {
         Knobs k;

@@ -35,6 +35,10 @@ struct CompiledCandidate {
 std::vector<CompiledCandidate> compile_candidates(const std::vector<Candidate> &candidates,
                                                   const std::string &work_dir, int jobs, double timeout_s = 120);
 
+// Removes what compile_candidates left in `work_dir` for `c` (the shared
+// object, the object file and the generator's log).
+void remove_compiled(const CompiledCandidate &c, const std::string &work_dir);
+
 // Runs argv with stdout and stderr into `log`; returns the exit status, -1
 // when it could not run, or -2 when it was killed after `timeout_s` (0: none).
 int run_process(const std::vector<std::string> &argv, const std::string &log, double timeout_s = 0);

@@ -133,9 +133,11 @@ void distill_defaults(const std::vector<const Trial *> &usable, const DistillOpt
 // be to replace it (the spreads of these timings are 5-20 %).
 constexpr double kRecordMargin = 1.05;
 
-// The record key of a trial: one record per (op, device, structure, shape).
-std::string record_key(const Trial &t) {
-    return t.op + "|" + to_string(t.device) + "|" + t.structure.key() + "|" + t.shape_key();
+// The key of a record, or of the record a trial is for: one record per
+// (op, device, structure, shape).
+template <typename RecordOrTrial>
+std::string record_key(const RecordOrTrial &r) {
+    return r.op + "|" + to_string(r.device) + "|" + r.structure.key() + "|" + r.shape_key();
 }
 
 // Where the log's best setting for a shape is not its committed record,
@@ -165,9 +167,7 @@ void remeasure(const std::vector<const Trial *> &usable, const DistillOptions &o
             const fs::path path = fs::path(options.records_dir) / klass / (op + ".json");
             if (!fs::exists(path)) continue;
             for (const Record &r : read_record_file(path.string()).records)
-                if (!r.generic_wins)
-                    committed[r.op + "|" + to_string(r.device) + "|" + r.structure.key() + "|" + r.shape_key()] =
-                        r.knobs;
+                if (!r.generic_wins) committed[record_key(r)] = r.knobs;
         } catch (const std::exception &) {
         }
     }
@@ -259,14 +259,7 @@ void remeasure(const std::vector<const Trial *> &usable, const DistillOptions &o
         const json &fastest_result = result_of.at(*fastest);
         timed++;
         Trial t = settings[*fastest];
-        t.median_ms = fastest_result.at("median_ms").get<double>();
-        t.min_ms = fastest_result.value("min_ms", t.median_ms);
-        t.spread_pct = fastest_result.value("spread_pct", 0.0);
-        t.generic_median_ms = fastest_result.at("generic_median_ms").get<double>();
-        t.generic_spread_pct = fastest_result.value("generic_spread_pct", 0.0);
-        t.samples = fastest_result.value("samples", 0);
-        t.iterations = fastest_result.value("iterations", 0);
-        t.threads = fastest_result.value("threads", t.threads);
+        read_measurement(fastest_result, &t);
         t.timestamp = now_utc();
         char faster[64] = "";
         if (kept && *fastest != *kept)
@@ -282,10 +275,7 @@ void remeasure(const std::vector<const Trial *> &usable, const DistillOptions &o
         remeasured->push_back(t);
         (*best)[key] = &remeasured->back();
     }
-    for (const CompiledCandidate &c : compiled) {
-        const std::string name = c.candidate.function_name();
-        for (const char *ext : {".so", ".o", ".log"}) fs::remove(options.work_dir + "/" + name + ext);
-    }
+    for (const CompiledCandidate &c : compiled) remove_compiled(c, options.work_dir);
     fs::remove(options.work_dir + "/remeasure.json");
     fs::remove(options.work_dir + "/remeasure.jsonl");
     std::cerr << "gradtune distill: " << timed << " shape(s) timed side by side, " << changed
@@ -345,9 +335,6 @@ int distill(const DistillOptions &options) {
     const std::string klass = info.target_class();
     const fs::path dir = fs::path(options.records_dir) / klass;
     std::map<std::string, RecordFile> files;
-    auto same_key = [](const Record &r, const Trial &t) {
-        return r.device == t.device && r.structure == t.structure && r.shape_key() == t.shape_key();
-    };
     for (const auto &[key, t] : best) {
         RecordFile &file = files[t->op];
         if (file.op.empty()) {
@@ -367,7 +354,7 @@ int distill(const DistillOptions &options) {
             }
         }
         file.records.erase(
-            std::remove_if(file.records.begin(), file.records.end(), [&](const Record &r) { return same_key(r, *t); }),
+            std::remove_if(file.records.begin(), file.records.end(), [&](const Record &r) { return record_key(r) == key; }),
             file.records.end());
         Record r;
         r.generic_wins = t->generic_median_ms < options.min_speedup * t->median_ms;

@@ -57,6 +57,19 @@ json to_json(const Trial &t) {
             {"seed", t.seed}};
 }
 
+void read_measurement(const json &r, Trial *t) {
+    t->status = r.at("status").get<std::string>();
+    t->error = r.value("error", "");
+    t->median_ms = r.value("median_ms", 0.0);
+    t->min_ms = r.value("min_ms", 0.0);
+    t->spread_pct = r.value("spread_pct", 0.0);
+    t->generic_median_ms = r.value("generic_median_ms", 0.0);
+    t->generic_spread_pct = r.value("generic_spread_pct", 0.0);
+    t->samples = r.value("samples", 0);
+    t->iterations = r.value("iterations", 0);
+    t->threads = r.value("threads", 0);
+}
+
 Trial trial_from_json(const json &j) {
     Trial t;
     t.op = j.at("op").get<std::string>();

@@ -51,6 +51,9 @@ struct Trial {
 };
 
 nlohmann::json to_json(const Trial &t);
+// The result fields of one line that `gradtune measure` printed for a
+// candidate on a shape (status, error, times, samples, threads) into `t`.
+void read_measurement(const nlohmann::json &result, Trial *t);
 Trial trial_from_json(const nlohmann::json &j);
 
 class TrialLog {

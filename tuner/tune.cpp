@@ -488,16 +488,7 @@ int tune(const TuneOptions &options) {
                 t.padding = g.infos[s].padding;
                 t.shape = g.infos[s].shape;
                 t.call = g.shapes[s]->call;
-                t.status = r.at("status").get<std::string>();
-                t.error = r.value("error", "");
-                t.median_ms = r.value("median_ms", 0.0);
-                t.min_ms = r.value("min_ms", 0.0);
-                t.spread_pct = r.value("spread_pct", 0.0);
-                t.generic_median_ms = r.value("generic_median_ms", 0.0);
-                t.generic_spread_pct = r.value("generic_spread_pct", 0.0);
-                t.samples = r.value("samples", 0);
-                t.iterations = r.value("iterations", 0);
-                t.threads = r.value("threads", 0);
+                read_measurement(r, &t);
                 t.compile_s = compiled[i].compile_s;
                 t.timestamp = now_utc();
                 t.seed = options.seed;
@@ -544,10 +535,7 @@ int tune(const TuneOptions &options) {
             measured += static_cast<int>(reported.size());
         }
         for (const CompiledCandidate &c : compiled) {
-            if (c.shared_object.empty()) continue;
-            fs::remove(c.shared_object);
-            fs::remove(options.work_dir + "/" + c.candidate.function_name() + ".o");
-            fs::remove(options.work_dir + "/" + c.candidate.function_name() + ".log");
+            if (!c.shared_object.empty()) remove_compiled(c, options.work_dir);
         }
         batches++;
         batch_seconds += seconds_since(batch_start);
