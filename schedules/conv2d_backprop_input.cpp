@@ -75,13 +75,25 @@ Var tile_cpu(Stage stage, const Conv2DBackpropInputPipeline &p, const CpuPlan &p
 // Against a gather per vector (what grouped variants still do): 7-10 % off
 // whole N=1 calls of 3x3 14x14x256 and 1x1 stride-2 56x56x256 layers on an
 // Intel Xeon; a 3x3x512x512 filter (9 MB) stays DRAM-bound either way.
-void pack_filter(const Structure &s, Conv2DBackpropInputPipeline &p, int lanes) {
+//
+// per_task (pack_filter=2) packs inside each parallel task only the slice of
+// the task's channel tile instead: every filter element is read once from
+// DRAM per task that needs it and the packed slice is written to the task's
+// cache, not to memory and back. With channel_tasks a task holds one channel
+// tile, so a call packs each filter element once; the whole-call packing of
+// a 3x3x512x512 filter (9 MB) costs more than the reduction at N=1.
+void pack_filter(const Structure &s, Conv2DBackpropInputPipeline &p, int lanes, bool per_task, const Var &task) {
     Func &packed = p.filter_packed;
-    packed.compute_root();
+    if (per_task) {
+        packed.compute_at(p.output, task);
+    } else {
+        packed.compute_root();
+    }
     if (s.fixed.at("groups") != 1) {
         // With a run-time group the block of one c tile can span two groups'
         // filters: per vector along c, then.
-        packed.vectorize(p.c, lanes, TailStrategy::GuardWithIf).parallel(p.fh);
+        packed.vectorize(p.c, lanes, TailStrategy::GuardWithIf);
+        if (!per_task) packed.parallel(p.fh);
         return;
     }
     Var c_block{"c_block"}, o_block{"o_block"}, c_lane{"c_lane"}, o_lane{"o_lane"}, tap{"tap"}, pack_task{"pack_task"};
@@ -90,9 +102,9 @@ void pack_filter(const Structure &s, Conv2DBackpropInputPipeline &p, int lanes) 
             .reorder(c_lane, o_lane, c_block, o_block, p.fw, p.fh)
             .fuse(p.fw, p.fh, tap)
             .fuse(o_block, tap, pack_task)
-            .parallel(pack_task)
             .vectorize(c_lane)
             .unroll(o_lane);
+        if (!per_task) stage.parallel(pack_task);
     };
     // Whole blocks (ShiftInwards: constant extents) where both channel counts
     // fill one, guarded blocks otherwise.
@@ -197,7 +209,7 @@ void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeline &
         Var o = p.out_backprop.args()[0], ow = p.out_backprop.args()[1];
         p.out_backprop.compute_at(p.output, l.task_n).vectorize(nhwc ? o : ow, plan.vector, TailStrategy::GuardWithIf);
     }
-    if (k.at("pack_filter")) pack_filter(s, p, plan.vector);
+    if (k.at("pack_filter")) pack_filter(s, p, plan.vector, k.at("pack_filter") == 2, l.task_n);
 }
 
 // Algorithm 1, "dot": the vector lanes run along the group's output channels

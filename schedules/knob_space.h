@@ -29,6 +29,10 @@ struct Knob {
     // what the op did before, so a record of an older version reads as that
     // version's setting plus this default (OpSchema::upgrade).
     int since_version = 1;
+    // The version that last added values to its domain (0: none since
+    // since_version). The old values keep their meaning, so older records
+    // stay valid; the tuner tries the new values on them.
+    int values_since = 0;
 };
 
 struct KnobSpace {
