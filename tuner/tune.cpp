@@ -268,14 +268,15 @@ int tune(const TuneOptions &options) {
         g.sampler = std::make_unique<Sampler>(space, h);
         g.queue.push_back(space.defaults());
         // Every seed is also tried with each other value of the knobs added
-        // in the op's current knob-space version (made canonical, where
-        // legal then): the committed records predate those knobs.
+        // or given new values in the op's current knob-space version (made
+        // canonical, where legal then): the committed records predate them.
         auto seed = [&](const std::string &op_name, Device device, const Structure &structure, const Knobs &knobs) {
             if (op_name != g.op || device != g.device || !(structure == g.structure) || !space.check(knobs).empty())
                 return;
             g.queue.push_back(knobs);
             for (const Knob &knob : space.knobs) {
-                if (knob.since_version != op->knob_space_version || knob.since_version == 1) continue;
+                const int changed = std::max(knob.since_version, knob.values_since);
+                if (changed != op->knob_space_version || changed == 1) continue;
                 for (int value : knob.values) {
                     Knobs variant = knobs;
                     variant[knob.name] = value;
