@@ -2,6 +2,7 @@
 //   gradtune tune      search knob settings for the suite, append to the trials log
 //   gradtune distill   best trial per shape -> schedules/records/<class>/<op>.json
 //   gradtune suite     a shape journal's signatures as a suite file
+//   gradtune merge     one trials log from several (shards, machines)
 //   gradtune run       one op call on .npy tensors
 //   gradtune variants  the compiled variants of this build
 //   gradtune space     an op's knob space
@@ -9,6 +10,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <iostream>
 #include <map>
 #include <unistd.h>
@@ -16,6 +18,7 @@
 #include "build_info.h"
 #include "distill.h"
 #include "journal_suite.h"
+#include "merge.h"
 #include "gradtune/variants.h"
 #include "knob_space.h"
 #include "run_command.h"
@@ -64,6 +67,10 @@ int main(int argc, char **argv) {
     tune_cmd->add_option("--log", tune_options.log_path, "trials log")->capture_default_str();
     tune_cmd->add_option("--work-dir", tune_options.work_dir, "where candidates are compiled");
     tune_cmd->add_option("--seed", tune_options.seed, "sampling seed")->capture_default_str();
+    std::string shard;
+    tune_cmd->add_option("--shard", shard,
+                         "K/N: tune only every N-th structure group of the suite, from the K-th (0 <= K < N); "
+                         "`gradtune merge` joins the shards' logs");
     tune_cmd->add_option("--device", device, "cpu or cuda")->capture_default_str();
     tune_cmd->add_option("--jobs", tune_options.jobs, "parallel compiles")->capture_default_str();
     tune_cmd->add_option("--batch-size", tune_options.batch_size, "candidates compiled, then measured together")
@@ -116,6 +123,13 @@ int main(int argc, char **argv) {
     suite_cmd->add_option("--device", suite_device, "cpu or cuda")->capture_default_str();
     suite_cmd->add_option("-o,--output", suite_output, "the suite file (--suite of tune and the benchmark)")->required();
 
+    MergeOptions merge_options;
+    auto *merge_cmd = app.add_subcommand("merge", "one trials log from several (shards of a tuning job, machines)");
+    merge_cmd->add_option("logs", merge_options.inputs, "trials logs")->required();
+    merge_cmd->add_option("-o,--output", merge_options.output, "the merged log (may be one of the inputs)")->required();
+    merge_cmd->add_flag("--mixed-classes", merge_options.mixed_classes,
+                        "allow trials of several target classes in one log");
+
     auto *variants_cmd = app.add_subcommand("variants", "list the compiled variants of this build");
     variants_cmd->add_option("op", variants_op, "only this op");
 
@@ -145,6 +159,16 @@ int main(int argc, char **argv) {
                 return 2;
             }
             tune_options.device = *d;
+            if (!shard.empty()) {
+                int k = -1, n = 0;
+                char rest = 0;
+                if (std::sscanf(shard.c_str(), "%d/%d%c", &k, &n, &rest) != 2 || n < 1 || k < 0 || k >= n) {
+                    std::cerr << "gradtune tune: --shard must be K/N with 0 <= K < N, not '" << shard << "'\n";
+                    return 2;
+                }
+                tune_options.shard = k;
+                tune_options.shards = n;
+            }
             tune_options.self = self_path(argv[0]);
             return tune(tune_options);
         }
@@ -162,6 +186,7 @@ int main(int argc, char **argv) {
                 std::cout << e.name() << "  " << e.op << "  " << e.description << "\n";
             return 0;
         }
+        if (*merge_cmd) return merge(merge_options);
         if (*run_cmd) return run_command(run_op, run_args, run_outputs);
         if (*measure_cmd) return measure_batch(batch_path);
         if (*variants_cmd) {

@@ -235,6 +235,22 @@ int tune(const TuneOptions &options) {
         it->infos.push_back(ci);
     }
     if (skipped) std::cerr << "gradtune tune: " << skipped << " suite entries skipped (op not in this build)\n";
+    if (options.shards > 1) {
+        // Whole groups, dealt round-robin: a group's candidates are compiled
+        // once for all of its shapes (the tuner is compile-bound), and its
+        // sampler is seeded by the seed and the group alone, so a shard draws
+        // the candidates an unsharded run draws for the same group.
+        std::vector<Group> mine;
+        for (size_t i = 0; i < groups.size(); i++)
+            if (static_cast<int>(i % options.shards) == options.shard) mine.push_back(std::move(groups[i]));
+        std::cerr << "gradtune tune: shard " << options.shard << "/" << options.shards << ": " << mine.size() << " of "
+                  << groups.size() << " structure group(s)\n";
+        if (mine.empty()) {
+            std::cerr << "gradtune tune: nothing for this shard to tune\n";
+            return 0;
+        }
+        groups = std::move(mine);
+    }
     if (groups.empty()) {
         std::cerr << "gradtune tune: nothing to tune\n";
         return 2;

@@ -20,6 +20,10 @@ struct TuneOptions {
     std::string log_path;                 // trials log (JSON lines)
     std::string work_dir;                 // compiled candidates
     uint64_t seed = 1;
+    // --shard K/N: this run tunes the structure groups K, K+N, K+2N, ... of
+    // the suite (in suite order); the shards' logs together hold what one
+    // unsharded run with the same seed measures (`gradtune merge`).
+    int shard = 0, shards = 1;
     Device device = Device::cpu;
     int jobs = 2;                         // parallel compiles (never while measuring)
     int batch_size = 4;                   // candidates compiled, then measured together
