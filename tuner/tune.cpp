@@ -238,8 +238,9 @@ int tune(const TuneOptions &options) {
     if (options.shards > 1) {
         // Whole groups, dealt round-robin: a group's candidates are compiled
         // once for all of its shapes (the tuner is compile-bound), and its
-        // sampler is seeded by the seed and the group alone, so a shard draws
-        // the candidates an unsharded run draws for the same group.
+        // queue and sampler depend on the seed and the group alone, so a shard
+        // draws for a group what an unsharded run draws for it (until timings
+        // steer the refinement, which they do in both).
         std::vector<Group> mine;
         for (size_t i = 0; i < groups.size(); i++)
             if (static_cast<int>(i % options.shards) == options.shard) mine.push_back(std::move(groups[i]));

@@ -21,8 +21,9 @@ struct TuneOptions {
     std::string work_dir;                 // compiled candidates
     uint64_t seed = 1;
     // --shard K/N: this run tunes the structure groups K, K+N, K+2N, ... of
-    // the suite (in suite order); the shards' logs together hold what one
-    // unsharded run with the same seed measures (`gradtune merge`).
+    // the suite (in suite order), each from the seeds and sampler state an
+    // unsharded run with the same seed gives it; `gradtune merge` joins the
+    // shards' logs.
     int shard = 0, shards = 1;
     Device device = Device::cpu;
     int jobs = 2;                         // parallel compiles (never while measuring)
