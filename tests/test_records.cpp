@@ -14,6 +14,7 @@
 #include "call_json.h"
 #include "candidates.h"
 #include "distill.h"
+#include "journal.h"
 #include "journal_suite.h"
 #include "records.h"
 #include "suite.h"
@@ -446,6 +447,38 @@ TEST_CASE("the tuner's hill climbing proposes every untried one-knob neighbour o
         CHECK(space.check(k).empty());
         CHECK(k != base);
     }
+}
+
+TEST_CASE("journal suites rebuild EXPLICIT padding from the journalled pads", "[suite]") {
+    const std::string path = temp_file("journal_explicit_" + std::to_string(getpid()) + ".jsonl");
+    // Written by the runtime's journal for the call below.
+    gradtune::CallInfo info{"Conv2DBackpropInput", "float32", "NHWC",
+                            {{"dilation_height", 1}, {"dilation_width", 1}, {"filter_height", 3}, {"filter_width", 3},
+                             {"groups", 1}, {"stride_height", 1}, {"stride_width", 1}},
+                            "EXPLICIT", {{"N", 1}, {"H", 8}, {"W", 8}, {"C", 4}, {"O", 4}}, {1, 0, 2, 1}};
+    {
+        gradtune::internal::Journal journal(path);
+        journal.count(info, gradtune::Device::cpu, gradtune::internal::Selection{nullptr, "v", "generic", "why"}, 1.0);
+    }
+    std::ifstream in(path);
+    std::string line;
+    REQUIRE(std::getline(in, line));
+    CHECK_THAT(line, Catch::Contains(R"("explicit_paddings": [1, 0, 2, 1])"));
+    const gradtune::tooling::JournalSuite suite = gradtune::tooling::journal_suite(path, "cpu", 0);
+    REQUIRE(suite.entries.size() == 1);
+    const nlohmann::json &call = suite.entries[0].call;
+    CHECK(call["attrs"]["explicit_paddings"] == nlohmann::json({0, 0, 1, 0, 2, 1, 0, 0}));
+    // 8 + 1 + 0 - 3 + 1 rows, 8 + 2 + 1 - 3 + 1 columns.
+    CHECK(call["inputs"]["out_backprop"]["shape"] == nlohmann::json({1, 7, 9, 4}));
+    // The rebuilt call is valid and describes itself as the journalled one.
+    gradtune::tooling::MaterialisedCall m;
+    gradtune::CallInfo rebuilt;
+    REQUIRE(gradtune::tooling::materialise(call, 1, &m).ok());
+    REQUIRE(gradtune::DescribeCall(m.call, &rebuilt).ok());
+    CHECK(rebuilt.padding == "EXPLICIT");
+    CHECK(rebuilt.explicit_paddings == info.explicit_paddings);
+    CHECK(rebuilt.shape == info.shape);
+    std::filesystem::remove(path);
 }
 
 TEST_CASE("journal suites: call counts summed over any number of processes saturate", "[suite]") {

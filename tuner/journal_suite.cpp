@@ -40,11 +40,13 @@ int64_t get_or(const json &map, const char *name, int64_t otherwise) {
     return map.is_object() && map.contains(name) ? get(map, name) : otherwise;
 }
 
-// Output extent of a convolution along one dimension (TF's SAME and VALID).
-int64_t conv_output(int64_t input, int64_t filter, int64_t stride, int64_t dilation, const std::string &padding) {
+// Output extent of a convolution along one dimension (TF's SAME, VALID, and
+// EXPLICIT with `before` and `after` pads; 0 for the others).
+int64_t conv_output(int64_t input, int64_t filter, int64_t stride, int64_t dilation, const std::string &padding,
+                    int64_t before, int64_t after) {
     const int64_t effective = (filter - 1) * dilation + 1;
     if (padding == "SAME") return (input + stride - 1) / stride;
-    return std::max<int64_t>(0, (input - effective + stride) / stride);
+    return std::max<int64_t>(0, (input + before + after - effective + stride) / stride);
 }
 
 // [N, H, W, C] in the call's data format.
@@ -114,8 +116,21 @@ SuiteEntry entry_from_signature(const json &line) {
         e.description = std::to_string(h) + "x" + std::to_string(w) + "x" + std::to_string(c) + " -> " +
                         std::to_string(oh) + "x" + std::to_string(ow) + (overlapping ? " overlapping" : "");
     } else {
-        if (padding != "SAME" && padding != "VALID")
-            throw std::runtime_error(padding + " padding (the journal does not keep the padding values)");
+        // EXPLICIT: the pads {top, bottom, left, right} (a journal of gradtune
+        // before 2026-12 did not keep them).
+        std::vector<int64_t> pads(4, 0);
+        if (padding == "EXPLICIT") {
+            const json &p = line.contains("explicit_paddings") ? line.at("explicit_paddings") : json();
+            if (!p.is_array() || p.size() != 4)
+                throw std::runtime_error("EXPLICIT padding without its four pads (\"explicit_paddings\")");
+            for (size_t i = 0; i < 4; i++) {
+                if (!p[i].is_number_integer() || p[i].get<int64_t>() < 0 || p[i].get<int64_t>() > (int64_t{1} << 24))
+                    throw std::runtime_error("a pad out of range in \"explicit_paddings\"");
+                pads[i] = p[i].get<int64_t>();
+            }
+        } else if (padding != "SAME" && padding != "VALID") {
+            throw std::runtime_error("unknown padding " + padding);
+        }
         const bool depthwise = op.rfind("Depthwise", 0) == 0;
         if (!depthwise && op != "Conv2D" && op != "Conv2DBackpropInput" && op != "Conv2DBackpropFilter")
             throw std::runtime_error("the journal cannot rebuild calls of " + op);
@@ -128,7 +143,8 @@ SuiteEntry entry_from_signature(const json &line) {
         const int64_t out_channels = depthwise ? c * multiplier : get(shape, "O");
         if (c % groups != 0) throw std::runtime_error("groups do not divide the channels");
         const std::vector<int64_t> filter = {fh, fw, depthwise ? c : c / groups, depthwise ? multiplier : out_channels};
-        const int64_t oh = conv_output(h, fh, sh, dh, padding), ow = conv_output(w, fw, sw, dw, padding);
+        const int64_t oh = conv_output(h, fh, sh, dh, padding, pads[0], pads[1]);
+        const int64_t ow = conv_output(w, fw, sw, dw, padding, pads[2], pads[3]);
         const std::vector<int64_t> x = activation(format, n, h, w, c), y = activation(format, n, oh, ow, out_channels);
         const bool backprop_input = op.size() > 13 && op.compare(op.size() - 13, 13, "BackpropInput") == 0;
         const bool backprop_filter = op.size() > 14 && op.compare(op.size() - 14, 14, "BackpropFilter") == 0;
@@ -143,13 +159,21 @@ SuiteEntry entry_from_signature(const json &line) {
                  {"dilations", spatial_attr(format, dh, dw)},
                  {"padding", padding},
                  {"data_format", format}};
+        if (padding == "EXPLICIT") {
+            // TF's layout: a (before, after) pair per dimension of the data format.
+            attrs["explicit_paddings"] = format == "NCHW" ? std::vector<int64_t>{0, 0, 0, 0, pads[0], pads[1], pads[2], pads[3]}
+                                                          : std::vector<int64_t>{0, 0, pads[0], pads[1], pads[2], pads[3], 0, 0};
+        }
         e.flops = 2.0 * static_cast<double>(fh * fw) * (depthwise ? 1.0 : static_cast<double>(c / groups)) *
                   product(y);
         e.bytes = element * (product(x) + product(y) + product(filter));
         e.memory_bound = depthwise;
         const std::string sizes = std::to_string(h) + "x" + std::to_string(w) + "x" + std::to_string(c);
-        const std::string window = " k" + std::to_string(fh) + "x" + std::to_string(fw) + " s" + std::to_string(sh) +
-                                   " " + padding;
+        std::string window = " k" + std::to_string(fh) + "x" + std::to_string(fw) + " s" + std::to_string(sh) + " " +
+                             padding;
+        if (padding == "EXPLICIT")
+            window += " " + std::to_string(pads[0]) + "," + std::to_string(pads[1]) + "," + std::to_string(pads[2]) +
+                      "," + std::to_string(pads[3]);
         e.description = depthwise || op == "Conv2D"
                             ? sizes + window
                             : "dx " + sizes + " <- dy " + std::to_string(oh) + "x" + std::to_string(ow) + "x" +

@@ -137,6 +137,7 @@ Status Prepare(const ConstTensorRef &input, const ConstTensorRef &filter, const 
                          {"stride_height", strides[h_dim]},
                          {"stride_width", strides[w_dim]}};
     p->info.padding = tf::PaddingName(padding);
+    p->info.explicit_paddings = tf::SpatialPaddings(padding, attrs.explicit_paddings_, format);
     p->info.shape = {{"N", batch},   {"H", input.shape[h_dim]}, {"W", input.shape[w_dim]},
                      {"C", in_depth}, {"O", out_depth},          {"G", groups}};
     return Status::OK();

@@ -138,6 +138,7 @@ Status Prepare(const ConstTensorRef &input, const ConstTensorRef &filter_sizes, 
                          {"stride_height", static_cast<int>(p->stride_rows)},
                          {"stride_width", static_cast<int>(p->stride_cols)}};
     p->info.padding = tf::PaddingName(padding);
+    p->info.explicit_paddings = tf::SpatialPaddings(padding, attrs.explicit_paddings_, format);
     p->info.shape = {{"N", dims.batch_size},
                      {"H", dims.spatial_dims[0].input_size},
                      {"W", dims.spatial_dims[1].input_size},

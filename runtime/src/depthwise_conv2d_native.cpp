@@ -135,6 +135,7 @@ Status Prepare(const ConstTensorRef &input, const ConstTensorRef &filter, const 
                          {"filter_width", static_cast<int>(filter.shape[1])},
                          {"stride", static_cast<int>(stride)}};
     p->info.padding = tf::PaddingName(padding);
+    p->info.explicit_paddings = tf::SpatialPaddings(padding, attrs.explicit_paddings_, format);
     p->info.shape = {{"N", batch}, {"H", input.shape[h_dim]}, {"W", input.shape[w_dim]}, {"C", in_depth}};
     return Status::OK();
 }

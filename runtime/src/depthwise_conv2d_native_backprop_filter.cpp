@@ -137,6 +137,7 @@ Status Prepare(const ConstTensorRef &input, const ConstTensorRef &filter_sizes, 
                          {"filter_width", static_cast<int>(filter[1])},
                          {"stride", static_cast<int>(stride)}};
     p->info.padding = tf::PaddingName(padding);
+    p->info.explicit_paddings = tf::SpatialPaddings(padding, attrs.explicit_paddings_, format);
     p->info.shape = {{"N", in[n_dim]}, {"H", in[h_dim]}, {"W", in[w_dim]}, {"C", in_depth}};
     return Status::OK();
 }

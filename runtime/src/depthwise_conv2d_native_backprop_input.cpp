@@ -132,6 +132,7 @@ Status Prepare(const ConstTensorRef &input_sizes, const ConstTensorRef &filter, 
                          {"filter_width", static_cast<int>(filter.shape[1])},
                          {"stride", static_cast<int>(stride)}};
     p->info.padding = tf::PaddingName(padding);
+    p->info.explicit_paddings = tf::SpatialPaddings(padding, attrs.explicit_paddings_, format);
     p->info.shape = {{"N", in[n_dim]}, {"H", in[h_dim]}, {"W", in[w_dim]}, {"C", in_depth}};
     return Status::OK();
 }

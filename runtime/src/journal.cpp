@@ -47,6 +47,16 @@ std::string object(const Map &values) {
     return out + "}";
 }
 
+// `, "explicit_paddings": [top, bottom, left, right]` for an EXPLICIT call:
+// what a suite needs to rebuild it.
+std::string explicit_paddings(const CallInfo &call) {
+    if (call.explicit_paddings.empty()) return "";
+    std::string out = ", \"explicit_paddings\": [";
+    for (size_t i = 0; i < call.explicit_paddings.size(); i++)
+        out += (i ? ", " : "") + std::to_string(call.explicit_paddings[i]);
+    return out + "]";
+}
+
 // A hash of the signature's fields: the strings through std::hash, the
 // structure's and shape's values directly (their names follow from the op).
 uint64_t signature_hash(const CallInfo &call, Device device) {
@@ -56,12 +66,13 @@ uint64_t signature_hash(const CallInfo &call, Device device) {
         mix(std::hash<std::string>{}(*text));
     for (const auto &[name, value] : call.structure) mix(static_cast<uint64_t>(value));
     for (const auto &[name, value] : call.shape) mix(static_cast<uint64_t>(value));
+    for (int64_t pad : call.explicit_paddings) mix(static_cast<uint64_t>(pad));
     return h;
 }
 
 bool same_signature(const CallInfo &a, const CallInfo &b) {
     return a.op == b.op && a.dtype == b.dtype && a.data_format == b.data_format && a.structure == b.structure &&
-           a.padding == b.padding && a.shape == b.shape;
+           a.padding == b.padding && a.explicit_paddings == b.explicit_paddings && a.shape == b.shape;
 }
 
 }  // namespace
@@ -96,7 +107,7 @@ void Journal::count(const CallInfo &call, Device device, const Selection &select
         e.signature_json = "\"device\": " + quoted(to_string(device)) + ", \"op\": " + quoted(call.op) +
                            ", \"T\": " + quoted(call.dtype) + ", \"data_format\": " + quoted(call.data_format) +
                            ", \"structure\": " + object(call.structure) + ", \"padding\": " + quoted(call.padding) +
-                           ", \"shape\": " + object(call.shape) + ", \"tier\": " + quoted(selection.tier) +
+                           explicit_paddings(call) + ", \"shape\": " + object(call.shape) + ", \"tier\": " + quoted(selection.tier) +
                            ", \"variant\": " + quoted(selection.name);
         bucket.push_back(std::move(e));
         entry = &bucket.back();

@@ -45,6 +45,13 @@ Status ParseDataFormat(std::string_view text, DataFormat *format) {
     return Status::OK();
 }
 
+std::vector<int64_t> SpatialPaddings(Padding padding, const std::vector<int> &explicit_paddings, DataFormat format) {
+    if (padding != Padding::kExplicit || explicit_paddings.size() != 8) return {};
+    const int h = DimIndex(format, 'H'), w = DimIndex(format, 'W');
+    return {explicit_paddings[2 * h], explicit_paddings[2 * h + 1], explicit_paddings[2 * w],
+            explicit_paddings[2 * w + 1]};
+}
+
 const char *PaddingName(Padding padding) {
     switch (padding) {
     case Padding::kSame: return "SAME";

@@ -25,6 +25,10 @@ Status AllocateOutput(DataType dtype, const std::vector<int64_t> &shape, Tensor 
 Status ParsePadding(std::string_view text, Padding *padding);
 Status ParseDataFormat(std::string_view text, DataFormat *format);
 const char *PaddingName(Padding padding);
+// The spatial pads of an EXPLICIT call as {top, bottom, left, right} (TF's
+// explicit_paddings hold a pair per dimension in the data format's order,
+// already checked by CheckValidPadding); empty for SAME and VALID.
+std::vector<int64_t> SpatialPaddings(Padding padding, const std::vector<int> &explicit_paddings, DataFormat format);
 const char *DataFormatName(DataFormat format);
 
 // Index of dimension 'N', 'H', 'W' or 'C' in a 4-D tensor of this format.

@@ -48,6 +48,8 @@ struct CallInfo {
     std::map<std::string, int> structure;
     std::string padding;
     std::map<std::string, int64_t> shape;
+    // EXPLICIT padding only: the pads {top, bottom, left, right}.
+    std::vector<int64_t> explicit_paddings = {};
 };
 
 // Which variant dispatch picks for a call, and why (what GRADTUNE_VERBOSE
