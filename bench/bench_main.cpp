@@ -25,6 +25,7 @@
 #include "records.h"
 #include "roofline.h"
 #include "suite.h"
+#include "tf_baseline.h"
 #ifdef GRADTUNE_HAVE_ONEDNN
 #include "onednn_baseline.h"
 #endif
@@ -42,6 +43,10 @@ struct Row {
     // oneDNN on TF's layouts and with its own weight layout (0: not run).
     Timing onednn_tf, onednn_own;
     std::string onednn_impl;
+    // TensorFlow's op in a tf.function: its default (oneDNN) and Eigen paths
+    // (0: not run; tf_note says why).
+    Timing tf_default, tf_eigen;
+    std::string tf_note;
     double journal_us = 0;  // the shape journal's bookkeeping per call (GRADTUNE_JOURNAL set)
 };
 
@@ -140,6 +145,12 @@ int main(int argc, char **argv) {
     app.add_option("--json", json_path, "also write the measurements as JSON");
     bool with_onednn = true;
     app.add_flag("!--no-onednn", with_onednn, "skip the oneDNN baseline");
+    std::string tf_python = build_info().source_dir + "/.tf-venv/bin/python";
+    app.add_option("--tf-python", tf_python,
+                   "python of TensorFlow's venv, for the TensorFlow columns (scripts/tf-fixtures.sh makes it)")
+        ->capture_default_str();
+    bool with_tf = true;
+    app.add_flag("!--no-tf", with_tf, "skip the TensorFlow baseline");
     CLI11_PARSE(app, argc, argv);
 
     std::vector<SuiteEntry> suite = suite_path.empty() ? default_suite(ops, batches) : load_suite(suite_path);
@@ -152,6 +163,24 @@ int main(int argc, char **argv) {
     std::cerr << "[bench] roofline: FMA peak " << fixed(roof.fma_gflops, 0) << " GFLOP/s (" << roof.lanes
               << " float32 lanes), DRAM copy " << fixed(roof.dram_gbs, 1) << " GB/s, " << roof.threads
               << " threads\n";
+    // TensorFlow, where its venv exists: one timing process per CPU path.
+    std::unique_ptr<TfBaseline> tf_default, tf_eigen;
+    std::string tf_columns = "not run (--no-tf)";
+    if (with_tf) {
+        const std::string script = build_info().source_dir + "/bench/tf_timer.py";
+        std::string why;
+        tf_default = TfBaseline::start(tf_python, script, true, halide_threads(), &why);
+        if (tf_default) tf_eigen = TfBaseline::start(tf_python, script, false, halide_threads(), &why);
+        tf_columns = tf_default && tf_eigen ? "TensorFlow (" + tf_python +
+                                                  ") inside a tf.function, its default path (oneDNN) / Eigen "
+                                                  "(TF_ENABLE_ONEDNN_OPTS=0); tuned/TF < 1 means gradtune is faster."
+                                            : "not run: " + why;
+        if (!(tf_default && tf_eigen)) {
+            tf_default.reset();
+            tf_eigen.reset();
+            std::cerr << "[bench] TensorFlow columns " << tf_columns << "\n";
+        }
+    }
     std::vector<Row> rows;
     for (const SuiteEntry &e : suite) {
         if (!FindOpSpec(e.op)) continue;
@@ -173,8 +202,9 @@ int main(int argc, char **argv) {
             continue;
         }
         std::cerr << "[bench] " << e.op << " " << e.name() << " ..." << std::flush;
-        std::vector<std::function<Status()>> participants = {
-            [&] { return RunOp(m.call, &out_generic, generic); }, [&] { return RunOp(m.call, &out_tuned, dispatched); }};
+        std::vector<SelfTimed> participants = {self_timed([&] { return RunOp(m.call, &out_generic, generic); }),
+                                               self_timed([&] { return RunOp(m.call, &out_tuned, dispatched); })};
+        size_t onednn_first = 0, tf_first = 0;  // their places among the participants (0: not run)
 #ifdef GRADTUNE_HAVE_ONEDNN
         std::string why_not;
         std::unique_ptr<OnednnBaseline> tf_layouts, own_layout;
@@ -183,17 +213,32 @@ int main(int argc, char **argv) {
             own_layout = OnednnBaseline::create(e, false, &why_not);
         }
         if (tf_layouts && own_layout) {
-            participants.push_back([&] { return tf_layouts->run(); });
-            participants.push_back([&] { return own_layout->run(); });
+            onednn_first = participants.size();
+            participants.push_back(self_timed([&] { return tf_layouts->run(); }));
+            participants.push_back(self_timed([&] { return own_layout->run(); }));
             row.onednn_impl = tf_layouts->implementation() + " / " + own_layout->implementation();
         }
 #endif
+        if (tf_default) {
+            std::string why;
+            if (tf_default->setup(e.call, &why) && tf_eigen->setup(e.call, &why)) {
+                tf_first = participants.size();
+                participants.push_back([&](int n, double *ms) { return tf_default->run(n, ms); });
+                participants.push_back([&](int n, double *ms) { return tf_eigen->run(n, ms); });
+            } else {
+                row.tf_note = why;
+            }
+        }
         std::vector<Timing> t = time_interleaved(participants, measure);
         row.generic = t[0];
         row.tuned = t[1];
-        if (t.size() == 4) {
-            row.onednn_tf = t[2];
-            row.onednn_own = t[3];
+        if (onednn_first > 0) {
+            row.onednn_tf = t[onednn_first];
+            row.onednn_own = t[onednn_first + 1];
+        }
+        if (tf_first > 0) {
+            row.tf_default = t[tf_first];
+            row.tf_eigen = t[tf_first + 1];
         }
         std::cerr << " " << fixed(t[0].median_ms / t[1].median_ms, 2) << "x\n";
         row.journal_us = journal_microseconds(info, row.served);
@@ -214,10 +259,10 @@ int main(int argc, char **argv) {
        << "oneDNN columns: " << (with_onednn ? "oneDNN 2.6 on TF's layouts / with weights in its own layout "
                                                "(reorder not timed); tuned/oneDNN < 1 means gradtune is faster."
                                              : "not run.")
-       << "\n\n"
+       << "\n\nTensorFlow columns: " << tf_columns << "\n\n"
        << "| op | shape | N | generic ms (spread) | tuned ms (spread) | speedup | tuned throughput | served by "
-          "| oneDNN TF-layout / own-layout ms | tuned / best oneDNN |\n"
-       << "|---|---|---|---|---|---|---|---|---|---|\n";
+          "| oneDNN TF-layout / own-layout ms | tuned / best oneDNN | TF default / Eigen ms | tuned / TF default |\n"
+       << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     auto roofline_text = [&](const Row &r) {
         const double seconds = r.tuned.median_ms / 1000;
         const double fraction = r.entry.memory_bound ? r.entry.bytes / seconds / 1e9 / roof.dram_gbs
@@ -234,11 +279,16 @@ int main(int argc, char **argv) {
         std::string worst_row;
     };
     std::map<std::string, VsOnednn> vs_onednn;
+    struct VsTf {
+        double log_sum = 0;
+        int rows = 0;
+    };
+    std::map<std::string, VsTf> vs_tf;
     std::map<std::string, std::map<std::string, int>> tiers;
     for (const Row &r : rows) {
         if (!r.error.empty()) {
             md << "| " << r.entry.op << " | " << r.entry.id << " " << r.entry.description << " | " << r.entry.batch
-               << " | error: " << r.error << " |||||||\n";
+               << " | error: " << r.error << " |||||||||\n";
             continue;
         }
         const double speedup = r.generic.median_ms / r.tuned.median_ms;
@@ -266,13 +316,22 @@ int main(int argc, char **argv) {
                 v.worst_row = r.entry.name();
             }
             md << fixed(r.onednn_tf.median_ms, 3) << " / " << fixed(r.onednn_own.median_ms, 3) << " | "
-               << fixed(r.tuned.median_ms / best, 2) << " |\n";
+               << fixed(r.tuned.median_ms / best, 2) << " | ";
         } else {
-            md << "- | - |\n";
+            md << "- | - | ";
+        }
+        if (r.tf_default.median_ms > 0) {
+            VsTf &v = vs_tf[r.entry.op];
+            v.log_sum += std::log(r.tf_default.median_ms / r.tuned.median_ms);
+            v.rows++;
+            md << fixed(r.tf_default.median_ms, 3) << " / " << fixed(r.tf_eigen.median_ms, 3) << " | "
+               << fixed(r.tuned.median_ms / r.tf_default.median_ms, 2) << " |\n";
+        } else {
+            md << (r.tf_note.empty() ? "-" : "TF: " + r.tf_note) << " | - |\n";
         }
     }
     md << "\n| op | shapes | geomean speedup over generic | geomean best-oneDNN time / tuned time (> 1: gradtune "
-          "faster) | worst row | served by |\n|---|---|---|---|---|---|\n";
+          "faster) | worst row | geomean TF-default time / tuned time | served by |\n|---|---|---|---|---|---|---|\n";
     for (const auto &[op, acc] : per_op) {
         md << "| " << op << " | " << acc.second << " | " << fixed(std::exp(acc.first / acc.second), 2) << "x | ";
         if (vs_onednn.count(op)) {
@@ -280,6 +339,11 @@ int main(int argc, char **argv) {
             md << fixed(std::exp(v.log_sum / v.rows), 2) << " | " << v.worst_row << " " << fixed(v.worst, 2) << " | ";
         } else {
             md << "- | - | ";
+        }
+        if (vs_tf.count(op)) {
+            md << fixed(std::exp(vs_tf.at(op).log_sum / vs_tf.at(op).rows), 2) << " | ";
+        } else {
+            md << "- | ";
         }
         bool first = true;
         for (const auto &[tier, count] : tiers[op]) {
@@ -338,7 +402,9 @@ int main(int argc, char **argv) {
                          {"variant", r.served.variant}, {"tier", r.served.tier},
                          {"algorithm", algorithm_of(r.served.variant)},
                          {"onednn_tf_layout_median_ms", r.onednn_tf.median_ms},
-                         {"onednn_own_layout_median_ms", r.onednn_own.median_ms}, {"onednn_impl", r.onednn_impl}, {"journal_us", r.journal_us}});
+                         {"onednn_own_layout_median_ms", r.onednn_own.median_ms}, {"onednn_impl", r.onednn_impl},
+                         {"tf_default_median_ms", r.tf_default.median_ms}, {"tf_eigen_median_ms", r.tf_eigen.median_ms},
+                         {"tf_note", r.tf_note}, {"journal_us", r.journal_us}});
         std::ofstream(json_path) << j.dump(1) << "\n";
     }
     return 0;

@@ -39,35 +39,46 @@ int halide_threads() {
     return n > 0 ? n : static_cast<int>(std::thread::hardware_concurrency());
 }
 
+SelfTimed self_timed(std::function<Status()> call) {
+    return [call = std::move(call)](int iterations, double *elapsed_ms) {
+        const double start = now_ms();
+        for (int it = 0; it < iterations; it++) {
+            Status st = call();
+            if (!st.ok()) return st;
+        }
+        *elapsed_ms = now_ms() - start;
+        return Status::OK();
+    };
+}
+
 std::vector<Timing> time_interleaved(const std::vector<std::function<Status()>> &participants,
                                      const MeasureOptions &options) {
+    std::vector<SelfTimed> timed;
+    for (const std::function<Status()> &call : participants) timed.push_back(self_timed(call));
+    return time_interleaved(timed, options);
+}
+
+std::vector<Timing> time_interleaved(const std::vector<SelfTimed> &participants, const MeasureOptions &options) {
     const size_t n = participants.size();
     std::vector<Timing> timing(n);
     std::vector<int> iterations(n, 0);
     // Warm-up (first touch of memory, thread pool start) and calibration.
     for (size_t i = 0; i < n; i++) {
-        timing[i].status = participants[i]();
+        double once = 0;
+        timing[i].status = participants[i](1, &once);
         if (!timing[i].status.ok()) continue;
-        const double start = now_ms();
-        timing[i].status = participants[i]();
-        const double once = std::max(now_ms() - start, 1e-4);
+        timing[i].status = participants[i](1, &once);
         iterations[i] = static_cast<int>(
-            std::clamp(std::ceil(options.min_sample_ms / once), 1.0, options.max_iterations));
+            std::clamp(std::ceil(options.min_sample_ms / std::max(once, 1e-4)), 1.0, options.max_iterations));
     }
     std::vector<std::vector<double>> samples(n);
     for (int s = 0; s < options.samples; s++) {
         for (size_t k = 0; k < n; k++) {
             const size_t i = (k + s) % n;  // rotate who goes first
             if (!timing[i].status.ok()) continue;
-            const double start = now_ms();
-            for (int it = 0; it < iterations[i]; it++) {
-                Status st = participants[i]();
-                if (!st.ok()) {
-                    timing[i].status = st;
-                    break;
-                }
-            }
-            samples[i].push_back((now_ms() - start) / iterations[i]);
+            double elapsed = 0;
+            timing[i].status = participants[i](iterations[i], &elapsed);
+            if (timing[i].status.ok()) samples[i].push_back(elapsed / iterations[i]);
         }
     }
     for (size_t i = 0; i < n; i++) {

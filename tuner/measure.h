@@ -33,6 +33,13 @@ struct MeasureOptions {
 // their order from sample to sample.
 std::vector<Timing> time_interleaved(const std::vector<std::function<Status()>> &participants,
                                      const MeasureOptions &options);
+// The same with participants that time themselves: each runs `iterations`
+// calls and reports their total milliseconds (TensorFlow in its own process,
+// whose pipe round trip must not count).
+using SelfTimed = std::function<Status(int iterations, double *elapsed_ms)>;
+// A participant of the first form, timed from outside.
+SelfTimed self_timed(std::function<Status()> call);
+std::vector<Timing> time_interleaved(const std::vector<SelfTimed> &participants, const MeasureOptions &options);
 
 // Median and IQR helpers (exposed for tests).
 double median(std::vector<double> v);

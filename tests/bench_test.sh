@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# gradtune-bench on a tiny suite: every row timed, the report and the JSON
+# written; oneDNN's columns where the build has it; TensorFlow's columns where
+# its venv exists (scripts/tf-venv.sh), else the report says why they are
+# missing. The benchmark restarts itself with OMP_WAIT_POLICY=PASSIVE.
+# Usage: bench_test.sh <gradtune-bench> <python> <tiny suite> <source dir>
+set -euo pipefail
+bench="$1"; python="$2"; suite="$3"; root="$4"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+env -u OMP_WAIT_POLICY "$bench" --suite "$suite" --samples 2 --min-sample-ms 2 --json "$work/rows.json" \
+  --markdown "$work/report.md" >/dev/null 2>"$work/err" || { cat "$work/err"; exit 1; }
+grep -q "OMP_WAIT_POLICY=PASSIVE" "$work/report.md" || { echo "the benchmark did not restart with OMP_WAIT_POLICY=PASSIVE"; exit 1; }
+tf=0
+[ -x "$root/.tf-venv/bin/python" ] && tf=1
+"$python" - "$work/rows.json" "$work/report.md" "$tf" <<'PY'
+import json, sys
+rows, report, tf = json.load(open(sys.argv[1])), open(sys.argv[2]).read(), sys.argv[3] == "1"
+assert len(rows) == 2, rows
+for r in rows:
+    assert not r["error"] and r["tuned_median_ms"] > 0 and r["generic_median_ms"] > 0, r
+    if tf:
+        assert r["tf_default_median_ms"] > 0 and r["tf_eigen_median_ms"] > 0, r
+if not tf:
+    assert "TensorFlow columns: not run" in report, "the report must say why TensorFlow's columns are missing"
+print("2 rows timed;", "with TensorFlow's columns" if tf else "TensorFlow's columns not run (no .tf-venv)")
+PY
