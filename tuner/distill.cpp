@@ -353,9 +353,8 @@ int distill(const DistillOptions &options) {
                 }
             }
         }
-        file.records.erase(
-            std::remove_if(file.records.begin(), file.records.end(), [&](const Record &r) { return record_key(r) == key; }),
-            file.records.end());
+        auto same_key = [&](const Record &r) { return record_key(r) == key; };
+        file.records.erase(std::remove_if(file.records.begin(), file.records.end(), same_key), file.records.end());
         Record r;
         r.generic_wins = t->generic_median_ms < options.min_speedup * t->median_ms;
         r.op = t->op;

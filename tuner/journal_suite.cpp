@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "gradtune/tensor.h"
+#include "records.h"  // write_file_atomically
 
 namespace gradtune::tooling {
 
@@ -161,8 +162,9 @@ SuiteEntry entry_from_signature(const json &line) {
                  {"data_format", format}};
         if (padding == "EXPLICIT") {
             // TF's layout: a (before, after) pair per dimension of the data format.
-            attrs["explicit_paddings"] = format == "NCHW" ? std::vector<int64_t>{0, 0, 0, 0, pads[0], pads[1], pads[2], pads[3]}
-                                                          : std::vector<int64_t>{0, 0, pads[0], pads[1], pads[2], pads[3], 0, 0};
+            attrs["explicit_paddings"] =
+                format == "NCHW" ? std::vector<int64_t>{0, 0, 0, 0, pads[0], pads[1], pads[2], pads[3]}
+                                 : std::vector<int64_t>{0, 0, pads[0], pads[1], pads[2], pads[3], 0, 0};
         }
         e.flops = 2.0 * static_cast<double>(fh * fw) * (depthwise ? 1.0 : static_cast<double>(c / groups)) *
                   product(y);
@@ -268,20 +270,7 @@ void write_suite(const std::vector<SuiteEntry> &suite, const std::string &path) 
                         {"bytes", e.bytes},
                         {"memory_bound", e.memory_bound}});
     }
-    const std::string temporary = path + ".tmp";
-    {
-        std::ofstream out(temporary);
-        out << rows.dump(1) << "\n";
-        out.flush();
-        if (!out) {
-            std::remove(temporary.c_str());
-            throw std::runtime_error(path + ": cannot be written");
-        }
-    }
-    if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-        std::remove(temporary.c_str());
-        throw std::runtime_error(path + ": cannot be written");
-    }
+    write_file_atomically(path, rows.dump(1) + "\n");
 }
 
 }  // namespace gradtune::tooling

@@ -1,17 +1,12 @@
 #include "merge.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <tuple>
 
-#include "records.h"  // target_class
+#include "records.h"  // target_class, write_file_atomically
 #include "trials.h"
 
 namespace gradtune::tooling {
@@ -24,31 +19,6 @@ struct Line {
     std::string timestamp, text;
     bool operator<(const Line &o) const { return std::tie(timestamp, text) < std::tie(o.timestamp, o.text); }
 };
-
-// Writes `text` to `path` through a temporary file in the same directory,
-// synced before the rename: a full disk or a kill leaves the old file whole.
-bool write_whole(const std::string &path, const std::string &text, std::string *why) {
-    const std::string temporary = path + ".tmp";
-    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
-        *why = temporary + ": cannot be created";
-        return false;
-    }
-    size_t done = 0;
-    while (done < text.size()) {
-        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-        if (n <= 0) break;
-        done += static_cast<size_t>(n);
-    }
-    const bool synced = ::fsync(fd) == 0;
-    ::close(fd);
-    if (done != text.size() || !synced || std::rename(temporary.c_str(), path.c_str()) != 0) {
-        std::remove(temporary.c_str());
-        *why = path + ": cannot be written (is the disk full?)";
-        return false;
-    }
-    return true;
-}
 
 }  // namespace
 
@@ -102,9 +72,10 @@ int merge(const MergeOptions &options) {
     std::sort(lines.begin(), lines.end());
     std::string text;
     for (const Line &l : lines) text += l.text + "\n";
-    std::string why;
-    if (!write_whole(options.output, text, &why)) {
-        std::cerr << "gradtune merge: " << why << "; nothing written\n";
+    try {
+        write_file_atomically(options.output, text);
+    } catch (const std::exception &e) {
+        std::cerr << "gradtune merge: " << e.what() << "; nothing written\n";
         return 2;
     }
     std::cerr << "gradtune merge: " << lines.size() << " trial(s) -> " << options.output << " (" << read - lines.size()

@@ -1,5 +1,8 @@
 #include "records.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -193,23 +196,35 @@ RecordFile read_record_file(const std::string &path) {
     return file;
 }
 
+void write_file_atomically(const std::string &path, const std::string &text) {
+    const std::string temporary = path + ".tmp";
+    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) throw std::runtime_error(temporary + ": cannot be created");
+    size_t done = 0;
+    while (done < text.size()) {
+        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+        if (n <= 0) break;
+        done += static_cast<size_t>(n);
+    }
+    const bool synced = ::fsync(fd) == 0;
+    ::close(fd);
+    if (done != text.size() || !synced || std::rename(temporary.c_str(), path.c_str()) != 0) {
+        std::remove(temporary.c_str());
+        throw std::runtime_error(path + ": cannot be written (is the disk full?)");
+    }
+}
+
 void write_record_file(const std::string &path, RecordFile file) {
     std::sort(file.records.begin(), file.records.end(), record_less);
-    const std::string temporary = path + ".tmp";
-    {
-        std::ofstream out(temporary);
-        if (!out) throw std::runtime_error(temporary + ": cannot be written");
-        // One record per line (keys sorted): a re-tune shows up in a diff as
-        // the lines of the records that changed.
-        out << "{\n  \"schema_version\": " << kRecordSchemaVersion << ",\n  \"op\": " << json(file.op).dump()
-            << ",\n  \"target_class\": " << json(file.target_class).dump() << ",\n  \"records\": [";
-        for (size_t i = 0; i < file.records.size(); i++)
-            out << (i ? ",\n    " : "\n    ") << to_json(file.records[i]).dump();
-        out << (file.records.empty() ? "]\n}\n" : "\n  ]\n}\n");
-        if (!out) throw std::runtime_error(temporary + ": write failed");
-    }
-    if (std::rename(temporary.c_str(), path.c_str()) != 0)
-        throw std::runtime_error("cannot rename " + temporary + " to " + path);
+    // One record per line (keys sorted): a re-tune shows up in a diff as
+    // the lines of the records that changed.
+    std::ostringstream out;
+    out << "{\n  \"schema_version\": " << kRecordSchemaVersion << ",\n  \"op\": " << json(file.op).dump()
+        << ",\n  \"target_class\": " << json(file.target_class).dump() << ",\n  \"records\": [";
+    for (size_t i = 0; i < file.records.size(); i++)
+        out << (i ? ",\n    " : "\n    ") << to_json(file.records[i]).dump();
+    out << (file.records.empty() ? "]\n}\n" : "\n  ]\n}\n");
+    write_file_atomically(path, out.str());
 }
 
 std::string staleness(const std::string &op_name, int knob_space_version, const std::string &tuned_with_halide,
@@ -292,20 +307,12 @@ void write_structure_defaults(const std::string &dir, const std::string &op, std
                std::make_pair(std::string(to_string(b.device)), b.structure.key());
     });
     fs::create_directories(dir);
-    const std::string path = (fs::path(dir) / (op + ".json")).string();
-    const std::string temporary = path + ".tmp";
-    {
-        std::ofstream out(temporary);
-        if (!out) throw std::runtime_error(temporary + ": cannot be written");
-        out << "{\n  \"schema_version\": " << kRecordSchemaVersion << ",\n  \"op\": " << json(op).dump()
-            << ",\n  \"defaults\": [";
-        for (size_t i = 0; i < defaults.size(); i++)
-            out << (i ? ",\n    " : "\n    ") << to_json(defaults[i]).dump();
-        out << (defaults.empty() ? "]\n}\n" : "\n  ]\n}\n");
-        if (!out) throw std::runtime_error(temporary + ": write failed");
-    }
-    if (std::rename(temporary.c_str(), path.c_str()) != 0)
-        throw std::runtime_error("cannot rename " + temporary + " to " + path);
+    std::ostringstream out;
+    out << "{\n  \"schema_version\": " << kRecordSchemaVersion << ",\n  \"op\": " << json(op).dump()
+        << ",\n  \"defaults\": [";
+    for (size_t i = 0; i < defaults.size(); i++) out << (i ? ",\n    " : "\n    ") << to_json(defaults[i]).dump();
+    out << (defaults.empty() ? "]\n}\n" : "\n  ]\n}\n");
+    write_file_atomically((fs::path(dir) / (op + ".json")).string(), out.str());
 }
 
 namespace {

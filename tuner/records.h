@@ -61,6 +61,11 @@ nlohmann::json to_json(const Structure &structure);
 RecordFile read_record_file(const std::string &path);
 // Deterministic JSON (sorted keys and records, 2-space indent), written to a
 // temporary file and renamed over `path`.
+// Writes `text` to `path` through a temporary file beside it, synced before
+// the rename: a full disk or a kill leaves the old file whole. Throws
+// std::runtime_error (the temporary removed) when it cannot.
+void write_file_atomically(const std::string &path, const std::string &text);
+
 void write_record_file(const std::string &path, RecordFile file);
 
 // The structure default of one structure group: the knob setting that

@@ -107,8 +107,8 @@ void Journal::count(const CallInfo &call, Device device, const Selection &select
         e.signature_json = "\"device\": " + quoted(to_string(device)) + ", \"op\": " + quoted(call.op) +
                            ", \"T\": " + quoted(call.dtype) + ", \"data_format\": " + quoted(call.data_format) +
                            ", \"structure\": " + object(call.structure) + ", \"padding\": " + quoted(call.padding) +
-                           explicit_paddings(call) + ", \"shape\": " + object(call.shape) + ", \"tier\": " + quoted(selection.tier) +
-                           ", \"variant\": " + quoted(selection.name);
+                           explicit_paddings(call) + ", \"shape\": " + object(call.shape) +
+                           ", \"tier\": " + quoted(selection.tier) + ", \"variant\": " + quoted(selection.name);
         bucket.push_back(std::move(e));
         entry = &bucket.back();
     }
