@@ -2,6 +2,7 @@
 // conv2d_backprop_input_space.cpp.
 #include "conv2d_backprop_input.h"
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -75,6 +76,12 @@ Var tile_cpu(Stage stage, const Conv2DBackpropInputPipeline &p, const CpuPlan &p
 // Against a gather per vector (what grouped variants still do): 7-10 % off
 // whole N=1 calls of 3x3 14x14x256 and 1x1 stride-2 56x56x256 layers on an
 // Intel Xeon; a 3x3x512x512 filter (9 MB) stays DRAM-bound either way.
+// A block is vector_width square where the target has AVX-512, and one
+// native vector square (8 x 8 float32) on AVX2 targets: there the 32 x 32
+// blocks of a vector_width=32 variant took 22 s of a variant's compile
+// against 4 s, and ran no faster (7x7x512 layers at N=1 and N=32 on an
+// Intel Xeon, within the noise). On AVX-512, 16 x 16 blocks ran 10-18 %
+// slower than 32 x 32 ones.
 //
 // per_task (pack_filter=2) packs inside each parallel task only the slice of
 // the task's channel tile instead: every filter element is read once from
@@ -82,7 +89,8 @@ Var tile_cpu(Stage stage, const Conv2DBackpropInputPipeline &p, const CpuPlan &p
 // cache, not to memory and back. With channel_tasks a task holds one channel
 // tile, so a call packs each filter element once; the whole-call packing of
 // a 3x3x512x512 filter (9 MB) costs more than the reduction at N=1.
-void pack_filter(const Structure &s, Conv2DBackpropInputPipeline &p, int lanes, bool per_task, const Var &task) {
+void pack_filter(const Structure &s, Conv2DBackpropInputPipeline &p, int lanes, int block_lanes, bool per_task,
+                 const Var &task) {
     Func &packed = p.filter_packed;
     if (per_task) {
         packed.compute_at(p.output, task);
@@ -98,7 +106,7 @@ void pack_filter(const Structure &s, Conv2DBackpropInputPipeline &p, int lanes, 
     }
     Var c_block{"c_block"}, o_block{"o_block"}, c_lane{"c_lane"}, o_lane{"o_lane"}, tap{"tap"}, pack_task{"pack_task"};
     auto blocks = [&](Stage stage, TailStrategy tail) {
-        stage.tile(p.c, p.o, c_block, o_block, c_lane, o_lane, lanes, lanes, tail)
+        stage.tile(p.c, p.o, c_block, o_block, c_lane, o_lane, block_lanes, block_lanes, tail)
             .reorder(c_lane, o_lane, c_block, o_block, p.fw, p.fh)
             .fuse(p.fw, p.fh, tap)
             .fuse(o_block, tap, pack_task)
@@ -108,15 +116,15 @@ void pack_filter(const Structure &s, Conv2DBackpropInputPipeline &p, int lanes, 
     };
     // Whole blocks (ShiftInwards: constant extents) where both channel counts
     // fill one, guarded blocks otherwise.
-    blocks(packed.specialize(p.channels >= lanes && p.taps.x.extent() >= lanes), TailStrategy::ShiftInwards);
+    blocks(packed.specialize(p.channels >= block_lanes && p.taps.x.extent() >= block_lanes), TailStrategy::ShiftInwards);
     blocks(packed, TailStrategy::GuardWithIf);
     Func block = p.filter.in(packed);
     block.compute_at(packed, c_block)
-        .vectorize(block.args()[0], lanes, TailStrategy::GuardWithIf)
-        .unroll(block.args()[1], lanes, TailStrategy::GuardWithIf);
+        .vectorize(block.args()[0], block_lanes, TailStrategy::GuardWithIf)
+        .unroll(block.args()[1], block_lanes, TailStrategy::GuardWithIf);
 }
 
-void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeline &p) {
+void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeline &p, const Target &target) {
     const bool nhwc = s.data_format == "NHWC";
     CpuPlan plan;
     plan.vectorize_channels = nhwc || k.at("vectorize_channels");
@@ -209,7 +217,13 @@ void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeline &
         Var o = p.out_backprop.args()[0], ow = p.out_backprop.args()[1];
         p.out_backprop.compute_at(p.output, l.task_n).vectorize(nhwc ? o : ow, plan.vector, TailStrategy::GuardWithIf);
     }
-    if (k.at("pack_filter")) pack_filter(s, p, plan.vector, k.at("pack_filter") == 2, l.task_n);
+    if (k.at("pack_filter")) {
+        // Transpose blocks as wide as the vectors, except where only 16
+        // registers hold them (see pack_filter).
+        const int native = target.natural_vector_size(p.filter_packed.type());
+        const int block = target.has_feature(Target::AVX512) ? plan.vector : std::min(plan.vector, native);
+        pack_filter(s, p, plan.vector, block, k.at("pack_filter") == 2, l.task_n);
+    }
 }
 
 // Algorithm 1, "dot": the vector lanes run along the group's output channels
@@ -319,7 +333,7 @@ void apply(const Knobs &knobs, const Structure &structure, Conv2DBackpropInputPi
     } else if (knobs.at("algorithm") == 1) {
         apply_cpu_dot(knobs, structure, pipeline);
     } else {
-        apply_cpu(knobs, structure, pipeline);
+        apply_cpu(knobs, structure, pipeline, target);
     }
 }
 
