@@ -5,6 +5,9 @@
 # and the Halide runtime are linked into the copies as they were compiled
 # (uninstrumented): ASan still sees every heap access the C++ makes, and the
 # copies cost a compile of the C++ only, not of the variants.
+# A ThreadSanitizer copy of libgradtune (gradtune_tsan) runs only the
+# concurrent-calls test (tests/concurrent_calls.cpp): TSan cannot share a
+# process with ASan, and the rest of the suite is single-threaded C++.
 
 set(GRADTUNE_SANITIZE_COMPILE_OPTIONS
     -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -O1 -g1)
@@ -25,4 +28,12 @@ endfunction()
 function(gradtune_sanitize_executable target)
     gradtune_sanitize(${target})
     target_sources(${target} PRIVATE "${PROJECT_SOURCE_DIR}/tests/sanitizer_defaults.cpp")
+endfunction()
+
+# ThreadSanitizer: `target`'s own sources instrumented, the TSan runtime
+# linked into whatever links it.
+set(GRADTUNE_TSAN_COMPILE_OPTIONS -fsanitize=thread -fno-omit-frame-pointer -O1 -g1)
+function(gradtune_tsan target)
+    target_compile_options(${target} PRIVATE ${GRADTUNE_TSAN_COMPILE_OPTIONS})
+    target_link_options(${target} PUBLIC -fsanitize=thread)
 endfunction()

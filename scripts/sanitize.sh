@@ -3,7 +3,8 @@
 # command and the tests rebuilt with AddressSanitizer + UndefinedBehaviorSanitizer
 # (cmake/GradtuneSanitize.cmake; the compiled kernels are reused, so this
 # compiles C++ only), then every test of the suite run against them
-# (`ctest -L sanitize`). A sanitizer report fails its test. The build tree is
+# (`ctest -L sanitize`), and the concurrent-calls test over a ThreadSanitizer
+# copy of the runtime. A sanitizer report fails its test. The build tree is
 # left configured as before (GRADTUNE_SANITIZE=OFF), so the README's commands
 # build and run only the normal targets.
 # Usage: scripts/sanitize.sh [extra ctest args]
@@ -17,6 +18,6 @@ trap restore EXIT
 echo "[sanitize] configuring the ASan + UBSan copies"
 cmake -S . -B build -DGRADTUNE_SANITIZE=ON >/dev/null
 echo "[sanitize] compiling them"
-cmake --build build -j "$(nproc)" --target gradtune_tests_sanitized gradtune_cli_sanitized
+cmake --build build -j "$(nproc)" --target gradtune_tests_sanitized gradtune_cli_sanitized gradtune_concurrent_calls_tsan
 echo "[sanitize] running every test under the sanitizers"
 ctest --test-dir build -L sanitize --output-on-failure -j "$(nproc)" "$@"
