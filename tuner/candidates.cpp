@@ -61,7 +61,7 @@ int run_process(const std::vector<std::string> &argv, const std::string &log, do
         if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > timeout_s) {
             kill(pid, SIGKILL);
             waitpid(pid, &status, 0);
-            return -2;
+            return kProcessTimedOut;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
@@ -92,7 +92,7 @@ CompiledCandidate compile_one(const Candidate &c, const std::string &work_dir, d
     for (const auto &[param, value] : c.structure.fixed) gen.push_back(param + "=" + std::to_string(value));
     for (const auto &[knob, value] : c.knobs) gen.push_back(knob + "=" + std::to_string(value));
     const int rc = run_process(gen, log, timeout_s);
-    if (rc == -2) {
+    if (rc == kProcessTimedOut) {
         out.timed_out = true;
         out.error = "generator killed after " + std::to_string(static_cast<int>(timeout_s)) + " s";
     } else if (rc != 0) {

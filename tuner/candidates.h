@@ -39,8 +39,10 @@ std::vector<CompiledCandidate> compile_candidates(const std::vector<Candidate> &
 // object, the object file and the generator's log).
 void remove_compiled(const CompiledCandidate &c, const std::string &work_dir);
 
-// Runs argv with stdout and stderr into `log`; returns the exit status, -1
-// when it could not run, or -2 when it was killed after `timeout_s` (0: none).
+// Runs argv with stdout and stderr into `log`; returns the exit status
+// (128 + the signal for a child a signal ended), -1 when it could not run, or
+// kProcessTimedOut when it was killed after `timeout_s` (0: none).
+constexpr int kProcessTimedOut = -2;
 int run_process(const std::vector<std::string> &argv, const std::string &log, double timeout_s = 0);
 
 // Draws legal knob settings: uniformly at random, near a given setting (one

@@ -77,6 +77,11 @@ int main(int argc, char **argv) {
         ->capture_default_str();
     tune_cmd->add_option("--compile-timeout", tune_options.compile_timeout_s, "seconds before a compile is dropped")
         ->capture_default_str();
+    tune_cmd
+        ->add_option("--measure-timeout", tune_options.measure_timeout_s,
+                     "seconds before a measuring process is killed; the candidate it was running is logged failed")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
     tune_cmd->add_option("--samples", tune_options.measure.samples, "timed samples per candidate and shape")
         ->capture_default_str();
     tune_cmd->add_option("--min-sample-ms", tune_options.measure.min_sample_ms, "minimum length of a sample")

@@ -137,11 +137,13 @@ void TrialLog::append(const std::vector<Trial> &trials) {
     const off_t size = ::lseek(fd, 0, SEEK_END);
     char last = '\n';
     if (size > 0 && ::pread(fd, &last, 1, size - 1) == 1 && last != '\n') text = "\n" + text;
-    ssize_t written = ::write(fd, text.data(), text.size());
-    ::fsync(fd);
+    const ssize_t written = ::write(fd, text.data(), text.size());
+    const bool complete = written == static_cast<ssize_t>(text.size()) && ::fsync(fd) == 0;
+    // A short write (a full disk) is taken back: the log keeps whole lines.
+    if (!complete && written > 0 && size >= 0) (void)::ftruncate(fd, size);
     ::close(fd);
-    if (written != static_cast<ssize_t>(text.size()))
-        throw std::runtime_error(path_ + ": short write (is the disk full?); the trial was not logged");
+    if (!complete)
+        throw std::runtime_error(path_ + ": cannot be written (is the disk full?); the trial was not logged");
     for (const Trial &t : trials) {
         keys_.insert(t.measurement_key());
         trials_.push_back(t);

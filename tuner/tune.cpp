@@ -14,7 +14,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -42,6 +45,32 @@ std::string default_log_path() {
 }
 
 namespace {
+
+// Seconds a measuring process may run past the budget (a batch that started
+// just before its end) before it is killed.
+constexpr double kMeasureGraceS = 30;
+
+// Fault injection for the tuner's tests (tests/tuner/fault_injection_test.sh):
+// with GRADTUNE_FAULT_INJECT=crash:K (or hang:K) a measuring process crashes
+// with SIGSEGV (or hangs) at the first call of its K-th candidate, as a
+// candidate with a broken schedule would. crash:K:FILE does so once in all:
+// only while FILE does not exist, and creates it. Unset, it does nothing.
+void inject_fault(int candidate_call) {
+    const char *spec = std::getenv("GRADTUNE_FAULT_INJECT");
+    if (!spec) return;
+    const std::string text = spec;
+    const size_t colon = text.find(':');
+    if (colon == std::string::npos || std::atoi(text.c_str() + colon + 1) != candidate_call) return;
+    if (const size_t marker = text.find(':', colon + 1); marker != std::string::npos) {
+        const std::string path = text.substr(marker + 1);
+        if (std::filesystem::exists(path)) return;
+        std::ofstream(path) << "fault injected\n";
+    }
+    if (text.compare(0, colon, "crash") == 0) std::raise(SIGSEGV);
+    if (text.compare(0, colon, "hang") == 0) {
+        for (;;) pause();
+    }
+}
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -477,10 +506,17 @@ int tune(const TuneOptions &options) {
         if (!batch_file["candidates"].empty()) {
             const std::string batch_path = options.work_dir + "/batch.json";
             const std::string results_path = options.work_dir + "/results.jsonl";
-            std::ofstream(batch_path) << batch_file.dump();
-            const int rc = run_process({options.self, "measure", "--batch", batch_path}, results_path);
+            write_file_atomically(batch_path, batch_file.dump());  // throws on a full disk
+            // A hanging candidate must not stop the run: the child is killed
+            // after --measure-timeout, or when the budget is spent (plus a
+            // grace for a batch that started just before its end).
+            const double measure_left = std::max(1.0, options.budget_s - seconds_since(start)) + kMeasureGraceS;
+            const bool measure_budget_bound = measure_left < options.measure_timeout_s;
+            const double measure_timeout = std::min(options.measure_timeout_s, measure_left);
+            const int rc = run_process({options.self, "measure", "--batch", batch_path}, results_path, measure_timeout);
+            const bool killed = rc == kProcessTimedOut;
             std::set<size_t> reported;
-            std::string running;
+            std::string running;  // the candidate the child was running when it ended, if any
             std::map<size_t, std::vector<Trial>> results_of;  // per candidate, logged together
             std::ifstream results(results_path);
             for (std::string line; std::getline(results, line);) {
@@ -492,6 +528,10 @@ int tune(const TuneOptions &options) {
                 }
                 if (r.contains("running")) {
                     running = line;
+                    continue;
+                }
+                if (r.contains("timing")) {  // every candidate of the shape ran once: none to blame
+                    running.clear();
                     continue;
                 }
                 if (!r.contains("candidate")) continue;
@@ -512,11 +552,13 @@ int tune(const TuneOptions &options) {
                 t.seed = options.seed;
                 results_of[i].push_back(t);
             }
-            // The candidate the child died in is logged as failed below, its
-            // shapes measured before the crash with it.
+            // The candidate the child died or hung in is logged as failed
+            // below, its shapes measured before with it. A child the budget
+            // cut short blames nobody: its candidates go back to the queue.
             const std::optional<size_t> crashed =
-                rc != 0 && !running.empty() ? std::optional<size_t>(json::parse(running).at("running").get<size_t>())
-                                            : std::nullopt;
+                rc != 0 && !running.empty() && !(killed && measure_budget_bound)
+                    ? std::optional<size_t>(json::parse(running).at("running").get<size_t>())
+                    : std::nullopt;
             for (const auto &[i, trials] : results_of) {
                 if (crashed && *crashed == i) continue;
                 log.append(trials);
@@ -524,7 +566,13 @@ int tune(const TuneOptions &options) {
             }
             if (rc != 0) {
                 // The child died (a crashing candidate): log the culprit, retry the rest later.
-                std::cerr << "\ngradtune tune: the measuring process exited with status " << rc << "\n";
+                const std::string why =
+                    killed ? "the measuring process was killed after " + std::to_string(static_cast<int>(measure_timeout)) +
+                                 " s (" + (measure_budget_bound ? "the budget was spent" : "--measure-timeout: it hung") + ")"
+                    : rc > 128 ? "the measuring process crashed (signal " + std::to_string(rc - 128) + ", " +
+                                     strsignal(rc - 128) + ")"
+                               : "the measuring process crashed (exit status " + std::to_string(rc) + ")";
+                std::cerr << "\ngradtune tune: " << why << "\n";
                 if (crashed) {
                     const size_t i = *crashed;
                     std::vector<Trial> failed;
@@ -536,7 +584,7 @@ int tune(const TuneOptions &options) {
                         t.shape = g.infos[s].shape;
                         t.call = g.shapes[s]->call;
                         t.status = "failed";
-                        t.error = "the measuring process crashed (exit status " + std::to_string(rc) + ")";
+                        t.error = why;
                         t.timestamp = now_utc();
                         failed.push_back(t);
                     }
@@ -609,6 +657,7 @@ int measure_batch(const std::string &batch_path) {
     options.slow_factor = batch["measure"].value("slow_factor", options.slow_factor);
     const Device device = device_from_string(batch.value("device", "cpu")).value_or(Device::cpu);
     const int threads = halide_threads();
+    int candidate_calls = 0;  // first calls of candidates so far (inject_fault)
 
     struct Loaded {
         size_t index;
@@ -657,6 +706,7 @@ int measure_batch(const std::string &batch_path) {
         std::vector<size_t> timed;  // indices into `loaded`
         for (size_t i = 0; i < loaded.size(); i++) {
             std::cout << json{{"running", loaded[i].index}, {"shape_id", shape_id}} << std::endl;
+            inject_fault(++candidate_calls);
             RunOptions o;
             o.device = device;
             o.external_kernel = &loaded[i].kernel;
@@ -696,6 +746,9 @@ int measure_batch(const std::string &batch_path) {
             timed.push_back(i);
             participants.push_back([&, o, slot = timed.size()] { return RunOp(m.call, &outputs[slot], o); });
         }
+        // Every candidate ran once on this shape: a crash from here on is no
+        // one candidate's (the parent blames nobody).
+        std::cout << json{{"timing", shape_id}} << std::endl;
         std::vector<Timing> timing = time_interleaved(participants, options);
         for (size_t k = 0; k < timed.size(); k++) {
             const Timing &t = timing[k + 1];
