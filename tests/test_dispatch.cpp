@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -297,4 +298,24 @@ TEST_CASE("the shape journal: whole lines, running totals per signature, threads
         bad.count(a, Device::cpu, nearest, 1.0);
     }
     CHECK_FALSE(std::ifstream("/nonexistent-directory/journal.jsonl").good());
+}
+
+TEST_CASE("every op names the dtype of each input: T, or TF's fixed int32/int64 for shape inputs", "[registry]") {
+    // `gradtune run T=...` converts only the T inputs (a missing list turned
+    // the int32 input_sizes of Conv2DBackpropInput into bfloat16).
+    const std::map<std::string, std::vector<std::string>> tf = {
+        {"Conv2D", {"T", "T"}},
+        {"Conv2DBackpropInput", {"int32", "T", "T"}},
+        {"Conv2DBackpropFilter", {"T", "int32", "T"}},
+        {"DepthwiseConv2dNative", {"T", "T"}},
+        {"DepthwiseConv2dNativeBackpropInput", {"int32", "T", "T"}},
+        {"DepthwiseConv2dNativeBackpropFilter", {"T", "int32", "T"}},
+        {"FractionalAvgPool", {"T"}},
+        {"FractionalAvgPoolGrad", {"int64", "T", "int64", "int64"}}};
+    for (const gradtune::OpSpec &spec : gradtune::RegisteredOps()) {
+        INFO(spec.name);
+        REQUIRE(tf.count(spec.name));
+        CHECK(spec.input_types == tf.at(spec.name));
+        CHECK(spec.input_types.size() == spec.inputs.size());
+    }
 }

@@ -206,6 +206,7 @@ OpEntry conv2d_backprop_filter_entry() {
     OpEntry entry;
     entry.spec.name = kOp;
     entry.spec.inputs = {"input", "filter_sizes", "out_backprop"};
+    entry.spec.input_types = {"T", "int32", "T"};
     entry.spec.outputs = {"output"};
     entry.spec.attrs = {
         AttrSpec{"strides", AttrKind::kIntList, true, std::vector<int64_t>{}},

@@ -196,6 +196,7 @@ OpEntry conv2d_backprop_input_entry() {
     OpEntry entry;
     entry.spec.name = kOp;
     entry.spec.inputs = {"input_sizes", "filter", "out_backprop"};
+    entry.spec.input_types = {"int32", "T", "T"};
     entry.spec.outputs = {"output"};
     entry.spec.attrs = {
         AttrSpec{"strides", AttrKind::kIntList, true, std::vector<int64_t>{}},

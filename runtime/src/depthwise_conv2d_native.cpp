@@ -203,6 +203,7 @@ OpEntry depthwise_conv2d_native_entry() {
     // Not {"input", "filter"} in one aggregate initializer: two string
     // literals also match vector's iterator-pair constructor there.
     entry.spec.inputs = std::vector<std::string>{"input", "filter"};
+    entry.spec.input_types = {"T", "T"};
     entry.spec.outputs = {"output"};
     entry.spec.attrs = {{"strides", AttrKind::kIntList, true, std::vector<int64_t>{}},
                    {"padding", AttrKind::kString, true, std::string()},

@@ -20,6 +20,7 @@ import numpy as np, sys
 w = sys.argv[1]
 np.save(f"{w}/filter.npy", np.arange(1, 17, dtype=np.float32).reshape(2, 2, 2, 2))
 np.save(f"{w}/filter64.npy", np.arange(1, 17, dtype=np.float64).reshape(2, 2, 2, 2))
+np.save(f"{w}/conv_filter.npy", np.arange(1, 33, dtype=np.float32).reshape(2, 2, 2, 4))
 for k in range(8):
     dy = np.zeros((1, 1, 2, 4), np.float32); dy.flat[k] = 1
     np.save(f"{w}/dy{k}.npy", dy)
@@ -130,6 +131,14 @@ echo "the user's file" >"$work/keep/o.npy.tmp.npy"
   out_backprop="$work/dy0.npy" strides=1,1,1,1 padding=VALID -o "$work/keep/o.npy"
 [ "$(cat "$work/keep/o.npy.tmp.npy")" = "the user's file" ] || { echo "a user's file was overwritten"; exit 1; }
 [ "$(ls -A "$work/keep" | tr '\n' ' ')" = "o.npy o.npy.tmp.npy " ] || { ls -A "$work/keep"; exit 1; }
+
+# T=bfloat16 converts the T-typed inputs only: the int32 shape vectors of the
+# dense gradients stay int32 (they were converted too, and the call refused).
+"$gradtune" run Conv2DBackpropInput T=bfloat16 input_sizes=1,2,3,2 filter="$work/conv_filter.npy" \
+  out_backprop="$work/dy0.npy" strides=1,1,1,1 padding=VALID -o "$work/cbi_bf16.npy"
+"$gradtune" run Conv2DBackpropFilter T=bfloat16 input="$work/dx_float32_3.npy" filter_sizes=2,2,2,4 \
+  out_backprop="$work/dy0.npy" strides=1,1,1,1 padding=VALID -o "$work/cbf_bf16.npy"
+[ -s "$work/cbi_bf16.npy" ] && [ -s "$work/cbf_bf16.npy" ] || { echo "no bfloat16 output"; exit 1; }
 
 # Sloppy arguments: an empty list element, a trailing comma, a repeated name,
 # no op at all: each is refused with exit status 2.
