@@ -4,6 +4,10 @@
 // for.
 #include <catch2/catch.hpp>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -117,4 +121,46 @@ TEST_CASE("an output too large for memory is ResourceExhausted, also under Addre
     INFO(st.ToString());
     CHECK(st.code() == StatusCode::kResourceExhausted);
     CHECK(dx.shape().empty());
+}
+
+// Runs `call` in a child process limited to 2 GB of address space; returns
+// its status code, or -1 if the child died.
+template <typename Call>
+int status_code_within_2gb(Call call) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+        rlimit limit{rlim_t{2} << 30, rlim_t{2} << 30};
+        setrlimit(RLIMIT_AS, &limit);
+        _exit(static_cast<int>(call().code()));
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST_CASE("pooling refuses a tensor of 2^31 elements before allocating its output", "[limits]") {
+#if defined(__SANITIZE_ADDRESS__)
+    SKIP("ASan's shadow memory does not fit under RLIMIT_AS");
+#else
+    // A 46341 x 46341 input: the output (4.3 GB) was allocated before the
+    // int32 refusal; in 2 GB of address space that was ResourceExhausted.
+    const int64_t side = 46341;
+    float one = 0;
+    const ConstTensorRef value{DataType::kFloat, {1, side, side, 1}, &one};  // never read
+    const int pooled = status_code_within_2gb([&] {
+        Tensor out, rows, cols;
+        FractionalAvgPool::Attrs attrs;
+        return FractionalAvgPool::Compute(value, {1.0f, 1.0f, 1.0f, 1.0f}, &out, &rows, &cols, attrs);
+    });
+    CHECK(pooled == static_cast<int>(StatusCode::kUnimplemented));
+    // The gradient of such a pooling: its output (8.6 GB) likewise.
+    Tensor shape = Tensor::FromVector(DataType::kInt64, {4}, std::vector<int64_t>{1, side, side, 1});
+    Tensor dy(DataType::kFloat, {1, 1, 1, 1});
+    Tensor seq = Tensor::FromVector(DataType::kInt64, {2}, std::vector<int64_t>{0, side});
+    const int grad = status_code_within_2gb([&] {
+        Tensor dx;
+        return FractionalAvgPoolGrad::Compute(shape, dy, seq, seq, &dx, FractionalAvgPoolGrad::Attrs());
+    });
+    CHECK(grad == static_cast<int>(StatusCode::kUnimplemented));
+#endif
 }

@@ -205,6 +205,10 @@ Status FractionalAvgPool::Compute(const ConstTensorRef &value, const std::vector
                                   const RunOptions &options) {
     Prepared p;
     GRADTUNE_RETURN_IF_ERROR(Prepare(value, pooling_ratio, attrs, &p));
+    // TF's OOM, then Execute's int32 refusal, before the output is
+    // allocated (a 46341 x 46341 input cost 8.4 GB before it).
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckOutputFits(value.dtype, p.output_shape));
+    GRADTUNE_RETURN_IF_ERROR(internal::check_int32_elements({value.num_elements(), NumElements(p.output_shape)}));
     Tensor result;
     GRADTUNE_RETURN_IF_ERROR(tf::AllocateOutput(value.dtype, p.output_shape, &result));
     Tensor rows(DataType::kInt64, {p.output_shape[1] + 1});

@@ -285,6 +285,10 @@ Status FractionalAvgPoolGrad::Compute(const ConstTensorRef &orig_input_tensor_sh
     GRADTUNE_RETURN_IF_ERROR(
         Prepare(orig_input_tensor_shape, out_backprop, row_pooling_sequence, col_pooling_sequence, attrs, &p));
     Tensor result;
+    // Execute's refusal, before the output is allocated (TF's OOM first).
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckOutputFits(out_backprop.dtype, p.input_shape));
+    GRADTUNE_RETURN_IF_ERROR(internal::check_int32_elements(
+        {NumElements(p.input_shape), out_backprop.num_elements(), p.rows.cells + 1, p.cols.cells + 1}));
     GRADTUNE_RETURN_IF_ERROR(tf::AllocateOutput(out_backprop.dtype, p.input_shape, &result));
     GRADTUNE_RETURN_IF_ERROR(Execute(p, out_backprop, result.ref(), options));
     *output = std::move(result);

@@ -1,11 +1,28 @@
 #include "tf_checks.h"
 
+#include <unistd.h>
+
 #include <limits>
 #include <sstream>
 
 namespace gradtune::tf {
 
-Status AllocateOutput(DataType dtype, const std::vector<int64_t> &shape, Tensor *out) {
+namespace {
+
+// This machine's memory: an output larger than all of it cannot be held (TF's
+// allocator would fail it, or the kernel would be killed touching it).
+uint64_t physical_memory_bytes() {
+    static const uint64_t bytes = [] {
+        const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page)
+                                     : std::numeric_limits<uint64_t>::max();
+    }();
+    return bytes;
+}
+
+}  // namespace
+
+Status CheckOutputFits(DataType dtype, const std::vector<int64_t> &shape) {
     auto oom = [&] {
         return ResourceExhausted("OOM when allocating tensor with shape" + ShapeString(shape) + " and type " +
                                  DataTypeString(dtype) +
@@ -18,10 +35,18 @@ Status AllocateOutput(DataType dtype, const std::vector<int64_t> &shape, Tensor 
             return oom();
         bytes *= static_cast<uint64_t>(dim);
     }
+    if (bytes > physical_memory_bytes()) return oom();
+    return Status::OK();
+}
+
+Status AllocateOutput(DataType dtype, const std::vector<int64_t> &shape, Tensor *out) {
+    GRADTUNE_RETURN_IF_ERROR(CheckOutputFits(dtype, shape));
     try {
         *out = Tensor(dtype, shape);
     } catch (const std::exception &) {  // std::bad_alloc, std::length_error
-        return oom();
+        return ResourceExhausted("OOM when allocating tensor with shape" + ShapeString(shape) + " and type " +
+                                 DataTypeString(dtype) +
+                                 " on /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu");
     }
     return Status::OK();
 }

@@ -20,6 +20,9 @@ enum class DataFormat { kNHWC, kNCHW };
 // be allocated (a byte count beyond the address space, or the allocation
 // failing): never an exception, never an empty tensor that claims elements.
 Status AllocateOutput(DataType dtype, const std::vector<int64_t> &shape, Tensor *out);
+// What AllocateOutput refuses without allocating: a negative dimension, a
+// byte count past int64 or past this machine's memory (TF's OOM text).
+Status CheckOutputFits(DataType dtype, const std::vector<int64_t> &shape);
 
 // Attr validation of the op definition ("Value for attr 'padding' of ...").
 Status ParsePadding(std::string_view text, Padding *padding);
