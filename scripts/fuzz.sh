@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fuzzing stage of CI: four libFuzzer targets (tests/fuzz/), built with
+# The fuzzing stage of CI: five libFuzzer targets (tests/fuzz/), built with
 # clang, AddressSanitizer and UndefinedBehaviorSanitizer against build/, each
 # run for FUZZ_SECONDS (default 60) from its committed seed corpus
 # (tests/fuzz/corpus/<target>/, copied: the run's new inputs stay in
@@ -10,6 +10,7 @@
 #   fuzz_json  records files, trials lines, suite files and call specs
 #   fuzz_api   RunOp with random ops, dtypes, shapes and attrs near the limits
 #   fuzz_cli   `gradtune run` command lines: arguments, .npy inputs, -o paths
+#   fuzz_argv  every subcommand's command line, as CLI11 parses it
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -23,7 +24,7 @@ cmake -S tests/fuzz -B "$out" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_CO
   -DGRADTUNE_BUILD_DIR="$root/build" -DHalide_DIR="$(sed -n 's/^Halide_DIR:PATH=//p' build/CMakeCache.txt)" >/dev/null
 cmake --build "$out" -j "$(nproc)"
 failed=0
-for target in npy json api cli; do
+for target in npy json api cli argv; do
   corpus="$out/corpus-$target"
   mkdir -p "$corpus"
   cp -n tests/fuzz/corpus/$target/* "$corpus"/ 2>/dev/null || true
