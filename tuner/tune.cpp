@@ -52,9 +52,10 @@ constexpr double kMeasureGraceS = 30;
 
 // Fault injection for the tuner's tests (tests/tuner/fault_injection_test.sh):
 // with GRADTUNE_FAULT_INJECT=crash:K (or hang:K) a measuring process crashes
-// with SIGSEGV (or hangs) at the first call of its K-th candidate, as a
-// candidate with a broken schedule would. crash:K:FILE does so once in all:
-// only while FILE does not exist, and creates it. Unset, it does nothing.
+// with SIGSEGV (or hangs) at the K-th candidate it checks (counting each
+// shape's checks), as a candidate with a broken schedule would. crash:K:FILE
+// does so once in all: only while FILE does not exist, and creates it.
+// Unset, it does nothing.
 void inject_fault(int candidate_call) {
     const char *spec = std::getenv("GRADTUNE_FAULT_INJECT");
     if (!spec) return;
@@ -565,7 +566,8 @@ int tune(const TuneOptions &options) {
                 reported.insert(i);
             }
             if (rc != 0) {
-                // The child died (a crashing candidate): log the culprit, retry the rest later.
+                // The child crashed, hung or ran out of budget: log the culprit
+                // (if any), measure the rest again later.
                 const std::string why =
                     killed ? "the measuring process was killed after " + std::to_string(static_cast<int>(measure_timeout)) +
                                  " s (" + (measure_budget_bound ? "the budget was spent" : "--measure-timeout: it hung") + ")"
@@ -657,7 +659,7 @@ int measure_batch(const std::string &batch_path) {
     options.slow_factor = batch["measure"].value("slow_factor", options.slow_factor);
     const Device device = device_from_string(batch.value("device", "cpu")).value_or(Device::cpu);
     const int threads = halide_threads();
-    int candidate_calls = 0;  // first calls of candidates so far (inject_fault)
+    int candidate_calls = 0;  // candidate checks so far, over all shapes (inject_fault)
 
     struct Loaded {
         size_t index;
