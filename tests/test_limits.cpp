@@ -138,7 +138,7 @@ int status_code_within_2gb(Call call) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-TEST_CASE("pooling refuses a tensor of 2^31 elements before allocating its output", "[limits]") {
+TEST_CASE("a tensor of 2^31 elements is refused before its output is allocated", "[limits]") {
 #if defined(__SANITIZE_ADDRESS__)
     WARN("not run under AddressSanitizer: its shadow memory does not fit under RLIMIT_AS");
 #else
@@ -162,5 +162,16 @@ TEST_CASE("pooling refuses a tensor of 2^31 elements before allocating its outpu
         return FractionalAvgPoolGrad::Compute(shape, dy, seq, seq, &dx, FractionalAvgPoolGrad::Attrs());
     });
     CHECK(grad == static_cast<int>(StatusCode::kUnimplemented));
+    // The dense input gradient of a 1x1 stride-46341 convolution: one
+    // out_backprop element, an 8.6 GB output (every convolution op shares
+    // the order: TF's OOM, then the int32 refusal, then the allocation).
+    Tensor sizes = int32_vector({1, side, side, 1});
+    Tensor filter(DataType::kFloat, {1, 1, 1, 1});
+    const int dense = status_code_within_2gb([&] {
+        Tensor dx;
+        return Conv2DBackpropInput::Compute(sizes, filter, dy, {1, static_cast<int>(side), static_cast<int>(side), 1},
+                                            "VALID", &dx);
+    });
+    CHECK(dense == static_cast<int>(StatusCode::kUnimplemented));
 #endif
 }

@@ -143,6 +143,15 @@ Status Prepare(const ConstTensorRef &input, const ConstTensorRef &filter, const 
     return Status::OK();
 }
 
+// What Execute refuses once a call is valid, from the output's element count
+// alone: the Compute that allocates the output asks first, so that an output
+// Execute would refuse is never allocated (and zero-filled) for nothing.
+Status Refusal(const Prepared &p, const ConstTensorRef &input, const ConstTensorRef &filter, int64_t output_elements) {
+    if (output_elements == 0 || p.empty_input) return Status::OK();
+    GRADTUNE_RETURN_IF_ERROR(p.launch_status);
+    return internal::check_int32_elements({output_elements, input.num_elements(), filter.num_elements()});
+}
+
 Status Execute(const Prepared &p, const ConstTensorRef &input, const ConstTensorRef &filter, const TensorRef &output,
                const RunOptions &options) {
     // Conv2DOp::Compute: nothing to compute; then an empty input, where the
@@ -152,9 +161,7 @@ Status Execute(const Prepared &p, const ConstTensorRef &input, const ConstTensor
         std::memset(output.data, 0, static_cast<size_t>(output.num_elements()) * DataTypeSize(output.dtype));
         return Status::OK();
     }
-    GRADTUNE_RETURN_IF_ERROR(p.launch_status);
-    GRADTUNE_RETURN_IF_ERROR(
-        internal::check_int32_elements({output.num_elements(), input.num_elements(), filter.num_elements()}));
+    GRADTUNE_RETURN_IF_ERROR(Refusal(p, input, filter, output.num_elements()));
     internal::KernelCall call;
     GRADTUNE_RETURN_IF_ERROR(call.begin(p.info, options));
 
@@ -188,6 +195,9 @@ Status Conv2D::Compute(const ConstTensorRef &input, const ConstTensorRef &filter
                        std::string_view padding, Tensor *output, const Attrs &attrs, const RunOptions &options) {
     Prepared p;
     GRADTUNE_RETURN_IF_ERROR(Prepare(input, filter, strides, padding, attrs, &p));
+    // TF's OOM first, then what Execute would refuse, before allocating.
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckOutputFits(input.dtype, p.output_shape));
+    GRADTUNE_RETURN_IF_ERROR(Refusal(p, input, filter, NumElements(p.output_shape)));
     Tensor result;
     GRADTUNE_RETURN_IF_ERROR(tf::AllocateOutput(input.dtype, p.output_shape, &result));
     GRADTUNE_RETURN_IF_ERROR(Execute(p, input, filter, result.ref(), options));

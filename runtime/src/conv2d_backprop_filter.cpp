@@ -147,6 +147,15 @@ Status Prepare(const ConstTensorRef &input, const ConstTensorRef &filter_sizes, 
     return Status::OK();
 }
 
+// What Execute refuses once a call is valid, from the output's element count
+// alone: the Compute that allocates the output asks first, so that an output
+// Execute would refuse is never allocated (and zero-filled) for nothing.
+Status Refusal(const Prepared &p, const ConstTensorRef &out_backprop, const ConstTensorRef &input,
+               int64_t output_elements) {
+    if (output_elements == 0 || p.zeros) return Status::OK();
+    return internal::check_int32_elements({output_elements, out_backprop.num_elements(), input.num_elements()});
+}
+
 Status Execute(const Prepared &p, const ConstTensorRef &input, const ConstTensorRef &out_backprop,
                const TensorRef &output, const RunOptions &options) {
     if (output.num_elements() == 0) return Status::OK();
@@ -154,8 +163,7 @@ Status Execute(const Prepared &p, const ConstTensorRef &input, const ConstTensor
         std::memset(output.data, 0, static_cast<size_t>(output.num_elements()) * DataTypeSize(output.dtype));
         return Status::OK();
     }
-    GRADTUNE_RETURN_IF_ERROR(
-        internal::check_int32_elements({output.num_elements(), out_backprop.num_elements(), input.num_elements()}));
+    GRADTUNE_RETURN_IF_ERROR(Refusal(p, out_backprop, input, output.num_elements()));
     internal::KernelCall call;
     GRADTUNE_RETURN_IF_ERROR(call.begin(p.info, options));
 
@@ -193,6 +201,9 @@ Status Conv2DBackpropFilter::Compute(const ConstTensorRef &input, const ConstTen
                                      const RunOptions &options) {
     Prepared p;
     GRADTUNE_RETURN_IF_ERROR(Prepare(input, filter_sizes, out_backprop, strides, padding, attrs, &p));
+    // TF's OOM first, then what Execute would refuse, before allocating.
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckOutputFits(input.dtype, p.filter_shape));
+    GRADTUNE_RETURN_IF_ERROR(Refusal(p, out_backprop, input, NumElements(p.filter_shape)));
     Tensor result;
     GRADTUNE_RETURN_IF_ERROR(tf::AllocateOutput(input.dtype, p.filter_shape, &result));
     GRADTUNE_RETURN_IF_ERROR(Execute(p, input, out_backprop, result.ref(), options));

@@ -140,11 +140,21 @@ Status Prepare(const ConstTensorRef &input, const ConstTensorRef &filter, const 
     return Status::OK();
 }
 
-Status Execute(const Prepared &p, const ConstTensorRef &input, const ConstTensorRef &filter, const TensorRef &output,
+// What Execute refuses once a call is valid, from the output's element count
+// alone: the Compute that allocates the output asks first, so that an output
+// Execute would refuse is never allocated (and zero-filled) for nothing.
+Status Refusal(const Prepared &p, const ConstTensorRef &input, const ConstTensorRef &filter, int64_t output_elements,
                const RunOptions &options) {
     // TF's GPU kernel indexes with int32 (checked before the empty return).
-    if (options.device == Device::cuda && !tf::FitsInt32(output.num_elements()))
+    if (options.device == Device::cuda && !tf::FitsInt32(output_elements))
         return InvalidArgument("Output elements too large for GPU kernel");
+    if (output_elements == 0 || p.zeros) return Status::OK();
+    return internal::check_int32_elements({output_elements, input.num_elements(), filter.num_elements()});
+}
+
+Status Execute(const Prepared &p, const ConstTensorRef &input, const ConstTensorRef &filter, const TensorRef &output,
+               const RunOptions &options) {
+    GRADTUNE_RETURN_IF_ERROR(Refusal(p, input, filter, output.num_elements(), options));
     if (output.num_elements() == 0) return Status::OK();
     if (p.zeros) {
         // An empty input (only possible with explicit padding) or a filter
@@ -152,8 +162,6 @@ Status Execute(const Prepared &p, const ConstTensorRef &input, const ConstTensor
         std::memset(output.data, 0, static_cast<size_t>(output.num_elements()) * DataTypeSize(output.dtype));
         return Status::OK();
     }
-    GRADTUNE_RETURN_IF_ERROR(
-        internal::check_int32_elements({output.num_elements(), input.num_elements(), filter.num_elements()}));
     internal::KernelCall call;
     GRADTUNE_RETURN_IF_ERROR(call.begin(p.info, options));
 
@@ -188,6 +196,9 @@ Status DepthwiseConv2dNative::Compute(const ConstTensorRef &input, const ConstTe
                                       const Attrs &attrs, const RunOptions &options) {
     Prepared p;
     GRADTUNE_RETURN_IF_ERROR(Prepare(input, filter, strides, padding, attrs, &p));
+    // TF's OOM first, then what Execute would refuse, before allocating.
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckOutputFits(input.dtype, p.output_shape));
+    GRADTUNE_RETURN_IF_ERROR(Refusal(p, input, filter, NumElements(p.output_shape), options));
     Tensor result;
     GRADTUNE_RETURN_IF_ERROR(tf::AllocateOutput(input.dtype, p.output_shape, &result));
     GRADTUNE_RETURN_IF_ERROR(Execute(p, input, filter, result.ref(), options));

@@ -137,6 +137,15 @@ Status Prepare(const ConstTensorRef &input_sizes, const ConstTensorRef &filter, 
     return Status::OK();
 }
 
+// What Execute refuses once a call is valid, from the output's element count
+// alone: the Compute that allocates the output asks first, so that an output
+// Execute would refuse is never allocated (and zero-filled) for nothing.
+Status Refusal(const Prepared &p, const ConstTensorRef &out_backprop, const ConstTensorRef &filter,
+               int64_t output_elements) {
+    if (output_elements == 0 || p.zeros) return Status::OK();
+    return internal::check_int32_elements({output_elements, out_backprop.num_elements(), filter.num_elements()});
+}
+
 Status Execute(const Prepared &p, const ConstTensorRef &filter, const ConstTensorRef &out_backprop,
                const TensorRef &output, const RunOptions &options) {
     if (output.num_elements() == 0) return Status::OK();
@@ -146,8 +155,7 @@ Status Execute(const Prepared &p, const ConstTensorRef &filter, const ConstTenso
         std::memset(output.data, 0, static_cast<size_t>(output.num_elements()) * DataTypeSize(output.dtype));
         return Status::OK();
     }
-    GRADTUNE_RETURN_IF_ERROR(
-        internal::check_int32_elements({output.num_elements(), out_backprop.num_elements(), filter.num_elements()}));
+    GRADTUNE_RETURN_IF_ERROR(Refusal(p, out_backprop, filter, output.num_elements()));
     internal::KernelCall call;
     GRADTUNE_RETURN_IF_ERROR(call.begin(p.info, options));
 
@@ -185,6 +193,9 @@ Status DepthwiseConv2dNativeBackpropInput::Compute(const ConstTensorRef &input_s
                                                    Tensor *output, const Attrs &attrs, const RunOptions &options) {
     Prepared p;
     GRADTUNE_RETURN_IF_ERROR(Prepare(input_sizes, filter, out_backprop, strides, padding, attrs, &p));
+    // TF's OOM first, then what Execute would refuse, before allocating.
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckOutputFits(filter.dtype, p.input_shape));
+    GRADTUNE_RETURN_IF_ERROR(Refusal(p, out_backprop, filter, NumElements(p.input_shape)));
     Tensor result;
     GRADTUNE_RETURN_IF_ERROR(tf::AllocateOutput(filter.dtype, p.input_shape, &result));
     GRADTUNE_RETURN_IF_ERROR(Execute(p, filter, out_backprop, result.ref(), options));

@@ -17,8 +17,9 @@ enum class Padding { kSame, kValid, kExplicit };
 enum class DataFormat { kNHWC, kNCHW };
 
 // A new output tensor of `shape`, or TF's ResourceExhausted where it cannot
-// be allocated (a byte count beyond the address space, or the allocation
-// failing): never an exception, never an empty tensor that claims elements.
+// be allocated (a byte count beyond the address space or this machine's
+// memory, or the allocation failing): never an exception, never an empty
+// tensor that claims elements.
 Status AllocateOutput(DataType dtype, const std::vector<int64_t> &shape, Tensor *out);
 // What AllocateOutput refuses without allocating: a negative dimension, a
 // byte count past int64 or past this machine's memory (TF's OOM text).
