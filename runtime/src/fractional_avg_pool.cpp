@@ -140,10 +140,16 @@ int32_t longest_cell(const std::vector<int64_t> &sequence, int64_t input, bool o
     return static_cast<int32_t>(longest);
 }
 
+// What Execute refuses once a call is valid: the Compute that allocates the
+// output asks first, so that a refused output is never allocated.
+Status Refusal(const ConstTensorRef &value, int64_t output_elements) {
+    return internal::check_int32_elements({value.num_elements(), output_elements});
+}
+
 Status Execute(const Prepared &p, const ConstTensorRef &value, const TensorRef &output,
                const TensorRef &row_pooling_sequence, const TensorRef &col_pooling_sequence,
                const RunOptions &options) {
-    GRADTUNE_RETURN_IF_ERROR(internal::check_int32_elements({value.num_elements(), output.num_elements()}));
+    GRADTUNE_RETURN_IF_ERROR(Refusal(value, output.num_elements()));
     internal::KernelCall call;
     GRADTUNE_RETURN_IF_ERROR(call.begin(p.info, options));
 
@@ -208,7 +214,7 @@ Status FractionalAvgPool::Compute(const ConstTensorRef &value, const std::vector
     // TF's OOM, then Execute's int32 refusal, before the output is
     // allocated (a 46341 x 46341 input cost 8.4 GB before it).
     GRADTUNE_RETURN_IF_ERROR(tf::CheckOutputFits(value.dtype, p.output_shape));
-    GRADTUNE_RETURN_IF_ERROR(internal::check_int32_elements({value.num_elements(), NumElements(p.output_shape)}));
+    GRADTUNE_RETURN_IF_ERROR(Refusal(value, NumElements(p.output_shape)));
     Tensor result;
     GRADTUNE_RETURN_IF_ERROR(tf::AllocateOutput(value.dtype, p.output_shape, &result));
     Tensor rows(DataType::kInt64, {p.output_shape[1] + 1});

@@ -210,11 +210,17 @@ CellRanges cell_ranges(const Axis &axis) {
     return ranges;
 }
 
+// What Execute refuses once a call is valid: the Compute that allocates the
+// output asks first, so that a refused output is never allocated. Halide
+// buffers index with int32 (the sequences pass cells + 1 values).
+Status Refusal(const Prepared &p, const ConstTensorRef &out_backprop, int64_t output_elements) {
+    return internal::check_int32_elements(
+        {output_elements, out_backprop.num_elements(), p.rows.cells + 1, p.cols.cells + 1});
+}
+
 Status Execute(const Prepared &p, const ConstTensorRef &out_backprop, const TensorRef &output,
                const RunOptions &options) {
-    // Halide buffers index with int32 (the sequences pass cells + 1 values).
-    GRADTUNE_RETURN_IF_ERROR(internal::check_int32_elements(
-        {output.num_elements(), out_backprop.num_elements(), p.rows.cells + 1, p.cols.cells + 1}));
+    GRADTUNE_RETURN_IF_ERROR(Refusal(p, out_backprop, output.num_elements()));
     internal::KernelCall call;
     GRADTUNE_RETURN_IF_ERROR(call.begin(p.info, options));
 
@@ -284,11 +290,10 @@ Status FractionalAvgPoolGrad::Compute(const ConstTensorRef &orig_input_tensor_sh
     Prepared p;
     GRADTUNE_RETURN_IF_ERROR(
         Prepare(orig_input_tensor_shape, out_backprop, row_pooling_sequence, col_pooling_sequence, attrs, &p));
-    Tensor result;
-    // Execute's refusal, before the output is allocated (TF's OOM first).
+    // TF's OOM first, then what Execute would refuse, before allocating.
     GRADTUNE_RETURN_IF_ERROR(tf::CheckOutputFits(out_backprop.dtype, p.input_shape));
-    GRADTUNE_RETURN_IF_ERROR(internal::check_int32_elements(
-        {NumElements(p.input_shape), out_backprop.num_elements(), p.rows.cells + 1, p.cols.cells + 1}));
+    GRADTUNE_RETURN_IF_ERROR(Refusal(p, out_backprop, NumElements(p.input_shape)));
+    Tensor result;
     GRADTUNE_RETURN_IF_ERROR(tf::AllocateOutput(out_backprop.dtype, p.input_shape, &result));
     GRADTUNE_RETURN_IF_ERROR(Execute(p, out_backprop, result.ref(), options));
     *output = std::move(result);

@@ -20,22 +20,24 @@ uint64_t physical_memory_bytes() {
     return bytes;
 }
 
+// TF's text for an allocation its CPU allocator refuses.
+Status Oom(DataType dtype, const std::vector<int64_t> &shape) {
+    return ResourceExhausted("OOM when allocating tensor with shape" + ShapeString(shape) + " and type " +
+                             DataTypeString(dtype) +
+                             " on /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu");
+}
+
 }  // namespace
 
 Status CheckOutputFits(DataType dtype, const std::vector<int64_t> &shape) {
-    auto oom = [&] {
-        return ResourceExhausted("OOM when allocating tensor with shape" + ShapeString(shape) + " and type " +
-                                 DataTypeString(dtype) +
-                                 " on /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu");
-    };
     uint64_t bytes = static_cast<uint64_t>(DataTypeSize(dtype));
     for (int64_t dim : shape) {
         if (dim < 0) return InvalidArgument("Dimension " + std::to_string(dim) + " must be >= 0");
         if (dim != 0 && bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / static_cast<uint64_t>(dim))
-            return oom();
+            return Oom(dtype, shape);
         bytes *= static_cast<uint64_t>(dim);
     }
-    if (bytes > physical_memory_bytes()) return oom();
+    if (bytes > physical_memory_bytes()) return Oom(dtype, shape);
     return Status::OK();
 }
 
@@ -44,9 +46,7 @@ Status AllocateOutput(DataType dtype, const std::vector<int64_t> &shape, Tensor 
     try {
         *out = Tensor(dtype, shape);
     } catch (const std::exception &) {  // std::bad_alloc, std::length_error
-        return ResourceExhausted("OOM when allocating tensor with shape" + ShapeString(shape) + " and type " +
-                                 DataTypeString(dtype) +
-                                 " on /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu");
+        return Oom(dtype, shape);
     }
     return Status::OK();
 }
