@@ -92,28 +92,27 @@ public:
         // g*Og + o in [0, Cout) for o in [0, Og)); the promise tells bounds
         // inference so, without a clamp that would turn vector loads into
         // gathers.
-        // (The dot algorithm reads past Cout: see below.)
         auto out_channel = [&](Expr g, Expr o) {
             return unsafe_promise_clamped(g * group_out + o, 0, out_depth - 1);
         };
 
         // The dot algorithm (schedules/conv2d_backprop_input.cpp) runs its
-        // vector lanes along the output channels: it reduces over a whole
-        // number of vectors, the channels past Cout reading zero filter and
-        // zero out_backprop, so that no vector of the reduction has a tail.
-        // It is a CPU algorithm of ungrouped variants (the space's constraint).
+        // vector lanes along the output channels, the unit-stride axis of
+        // both the HWIO filter and NHWC out_backprop, so it reads both where
+        // they lie: no packed copy of the filter (9 MB for a 3x3x512x512 one,
+        // more than the whole reduction costs at N=1). Its reduction is over
+        // whole vectors (lane, vector) and a tail update takes the last
+        // Og % vector_width channels. It is a CPU algorithm of ungrouped
+        // variants (the space's constraint).
         const bool dot = gradtune::device_of(get_target()) == gradtune::Device::cpu && knobs.algorithm == 1;
-        Expr reduced_channels = group_out;
-        if (dot) reduced_channels = (group_out + knobs.vector_width - 1) / knobs.vector_width * knobs.vector_width;
 
-        // The filter as the reduction reads it: channel-major, so that a
-        // vector along c is dense once the schedule packs it.
+        // The filter as the direct algorithm's reduction reads it:
+        // channel-major, so that a vector along c is dense once the schedule
+        // packs it.
         Var o = p.o, fw = p.fw, fh = p.fh;
         Expr g_c = group_of(c);
         Expr c_in_group = unsafe_promise_clamped(c - g_c * group_in, 0, group_in - 1);
-        p.filter_packed(c, o, fw, fh) =
-            dot ? select(o < group_out, (*filter)(clamp(o, 0, out_depth - 1), c_in_group, fw, fh), cast(T, 0))
-                : (*filter)(out_channel(g_c, o), c_in_group, fw, fh);
+        p.filter_packed(c, o, fw, fh) = (*filter)(out_channel(g_c, o), c_in_group, fw, fh);
 
         // out_backprop reads zero outside its rows and columns; taps that land
         // there contribute nothing.
@@ -121,21 +120,35 @@ public:
                            {0, out_backprop->dim(1).extent()},
                            {0, out_backprop->dim(2).extent()},
                            {Expr(), Expr()}};
-        if (dot) exterior[0] = {0, out_depth};
         p.out_backprop = BoundaryConditions::constant_exterior(*out_backprop, cast(T, 0), exterior);
 
         TapGather cols(x + pad_left, stride_width, call_stride_width, dilation_width, call_dilation_width,
                        filter_cols);
         TapGather rows(y + pad_top, stride_height, call_stride_height, dilation_height, call_dilation_height,
                        filter_rows);
-        p.taps = RDom(0, reduced_channels, 0, cols.count(), 0, rows.count(), "taps");
-        RVar r_o = p.taps.x, j_col = p.taps.y, j_row = p.taps.z;
-        p.taps.where(cols.valid(j_col) && rows.valid(j_row));
-
-        Expr dy = p.out_backprop(dot ? Expr(r_o) : out_channel(g_c, r_o), cols.source(j_col), rows.source(j_row), n);
-        Expr w = p.filter_packed(c, r_o, cols.clamped_tap(j_col), rows.clamped_tap(j_row));
+        // One product of the reduction: output channel o (of c's group) at
+        // the tap pair (j_col, j_row).
+        auto product = [&](Expr o_in_group, Expr j_col, Expr j_row) {
+            Expr dy = p.out_backprop(out_channel(g_c, o_in_group), cols.source(j_col), rows.source(j_row), n);
+            Expr w = dot ? (*filter)(o_in_group, c, cols.clamped_tap(j_col), rows.clamped_tap(j_row))
+                         : p.filter_packed(c, o_in_group, cols.clamped_tap(j_col), rows.clamped_tap(j_row));
+            return widen(dy, acc_type) * widen(w, acc_type);
+        };
         p.accumulator(c, x, y, n) = cast(acc_type, 0);
-        p.accumulator(c, x, y, n) += widen(dy, acc_type) * widen(w, acc_type);
+        if (dot) {
+            const int lanes = knobs.vector_width;
+            Expr vectors = group_out / lanes;
+            p.taps = RDom({{0, lanes}, {0, vectors}, {0, cols.count()}, {0, rows.count()}}, "taps");
+            p.taps.where(cols.valid(p.taps.z) && rows.valid(p.taps.w));
+            p.accumulator(c, x, y, n) += product(p.taps.y * lanes + p.taps.x, p.taps.z, p.taps.w);
+            p.tail = RDom(vectors * lanes, group_out - vectors * lanes, 0, cols.count(), 0, rows.count(), "tail");
+            p.tail.where(cols.valid(p.tail.y) && rows.valid(p.tail.z));
+            p.accumulator(c, x, y, n) += product(p.tail.x, p.tail.y, p.tail.z);
+        } else {
+            p.taps = RDom(0, group_out, 0, cols.count(), 0, rows.count(), "taps");
+            p.taps.where(cols.valid(p.taps.y) && rows.valid(p.taps.z));
+            p.accumulator(c, x, y, n) += product(p.taps.x, p.taps.y, p.taps.z);
+        }
         (*output)(c, x, y, n) = narrow(p.accumulator(c, x, y, n), T);
         p.output = *output;
         p.filter = *filter;

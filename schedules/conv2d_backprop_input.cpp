@@ -233,16 +233,20 @@ void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeline &
 // algorithm). rfactor splits the reduction into vector_width partial sums
 // per output element; the partials of a tile of tile_channels x tile_other x
 // tile_y elements stay in registers across the output-channel vectors and
-// the taps, and one horizontal add per element finishes them. The tile's
-// columns and rows are visited one tap phase at a time, as in the direct
-// schedule, when the variant fixes the stride. Both operands are staged
-// zero-padded copies, so the reduction has neither boundary selects nor a
-// tail vector.
+// the taps, and one horizontal add per element finishes them. Per output
+// channel vector the tile loads tile_channels filter vectors and
+// tile_other x tile_y out_backprop vectors. The tile's columns and rows are
+// visited one tap phase at a time, as in the direct schedule, when the
+// variant fixes the stride. The filter is read in place (contiguous along
+// o); out_backprop is staged zero-padded per task, so the reduction has no
+// boundary selects. Parallel tasks are rows_per_task tile rows of one image
+// and, with channels_per_task, about that many input channels: a 7x7x512
+// layer at N=1 has 7 tile rows, too few tasks for even two threads.
 void apply_cpu_dot(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeline &p) {
-    const int lanes = k.at("vector_width");
     const int tile_c = k.at("tile_channels"), tile_x = k.at("tile_other"), tile_y = k.at("tile_y");
+    const int c_tiles_per_task = k.at("channels_per_task") > 0 ? std::max(1, k.at("channels_per_task") / tile_c) : 0;
     Var c_tile{"c_tile"}, c_pos{"c_pos"}, x_tile{"x_tile"}, x_pos{"x_pos"}, y_tile{"y_tile"}, y_pos{"y_pos"};
-    Var task{"task"}, task_n{"task_n"};
+    Var c_task{"c_task"}, task{"task"}, row_and_channel_task{"row_and_channel_task"}, task_n{"task_n"};
     const TailStrategy guard = TailStrategy::GuardWithIf;
     // Full tiles (constant extents: the partial sums are promoted to
     // registers) where the output is at least one tile in every dimension,
@@ -251,23 +255,30 @@ void apply_cpu_dot(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeli
         stage.split(p.c, c_tile, c_pos, tile_c, tail)
             .split(p.x, x_tile, x_pos, tile_x, tail)
             .split(p.y, y_tile, y_pos, tile_y, tail)
-            .split(y_tile, task, y_tile, k.at("rows_per_task"), guard)
-            .reorder(c_pos, x_pos, y_pos, c_tile, x_tile, y_tile, task, p.n)
-            .fuse(task, p.n, task_n)
-            .parallel(task_n);
+            .split(y_tile, task, y_tile, k.at("rows_per_task"), guard);
+        if (c_tiles_per_task > 0) {
+            stage.split(c_tile, c_task, c_tile, c_tiles_per_task, guard)
+                .reorder(c_pos, x_pos, y_pos, c_tile, x_tile, y_tile, c_task, task, p.n)
+                .fuse(c_task, task, row_and_channel_task)
+                .fuse(row_and_channel_task, p.n, task_n);
+        } else {
+            stage.reorder(c_pos, x_pos, y_pos, c_tile, x_tile, y_tile, task, p.n).fuse(task, p.n, task_n);
+        }
+        stage.parallel(task_n);
     };
     tile(p.output.specialize(p.channels >= tile_c && p.width >= tile_x && p.height >= tile_y),
          TailStrategy::ShiftInwards);
     tile(p.output, guard);
 
-    Stage update = p.accumulator.update();
-    RVar o_vector{"o_vector"}, o_lane{"o_lane"};
-    update.split(p.taps.x, o_vector, o_lane, lanes, guard);
+    RVar o_lane = p.taps.x, o_vector = p.taps.y, col_tap = p.taps.z, row_tap = p.taps.w;
     Var lane{"lane"};
-    Func partial = update.rfactor(o_lane, lane);
-    // The horizontal add: one vector reduction per output element.
+    Func partial = p.accumulator.update(0).rfactor(o_lane, lane);
+    // The horizontal add: one vector reduction per output element; then the
+    // tail channels, if any.
     p.accumulator.compute_at(p.output, c_tile).unroll(p.c).unroll(p.x).unroll(p.y);
-    p.accumulator.update().atomic().vectorize(o_lane).unroll(p.c).unroll(p.x).unroll(p.y);
+    p.accumulator.update(0).atomic().vectorize(o_lane).unroll(p.c).unroll(p.x).unroll(p.y);
+    // The tail (Og % vector_width channels, none in most layers) as it comes.
+    p.accumulator.update(1).unscheduled();
 
     // Lanes innermost in storage too: each partial-sum vector is one register.
     std::vector<Var> storage = {lane};
@@ -280,18 +291,16 @@ void apply_cpu_dot(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeli
     if (!split_phases(partial_update, p.x, s.fixed.at("stride_width"), "x", &order, &phases)) order.push_back(p.x);
     if (!split_phases(partial_update, p.y, s.fixed.at("stride_height"), "y", &order, &phases)) order.push_back(p.y);
     const size_t unrolled = order.size();
-    order.insert(order.end(), {o_vector, p.taps.y, p.taps.z});
+    order.insert(order.end(), {o_vector, col_tap, row_tap});
     order.insert(order.end(), phases.begin(), phases.end());
     partial_update.reorder(order).vectorize(lane);
     for (size_t i = 1; i < unrolled; i++) partial_update.unroll(order[i].var);
-    if (k.at("unroll_taps")) partial_update.unroll(p.taps.y).unroll(p.taps.z);
+    if (k.at("unroll_taps")) partial_update.unroll(col_tap).unroll(row_tap);
 
-    // The zero-padded operands (the generator pads the output channels to a
-    // whole number of vectors): the filter once per call with the output
-    // channels innermost, out_backprop once per task.
-    p.filter_packed.compute_root().reorder_storage(p.o, p.c, p.fw, p.fh).vectorize(p.o, lanes, guard).parallel(p.fh);
+    // A zero-padded copy of the task's out_backprop rows, output channels
+    // innermost (the filter needs none: it is read where it lies).
     Var o = p.out_backprop.args()[0];
-    p.out_backprop.compute_at(p.output, task_n).vectorize(o, lanes, guard);
+    p.out_backprop.compute_at(p.output, task_n).vectorize(o, k.at("vector_width"), guard);
 }
 
 void apply_cuda(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeline &p) {

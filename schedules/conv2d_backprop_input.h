@@ -23,6 +23,7 @@ struct Conv2DBackpropInputKnobs {
     Halide::GeneratorParam<int> channel_outer{"channel_outer", 0};
     Halide::GeneratorParam<int> channel_tasks{"channel_tasks", 0};
     Halide::GeneratorParam<int> channel_block{"channel_block", 0};
+    Halide::GeneratorParam<int> channels_per_task{"channels_per_task", 0};
     Halide::GeneratorParam<int> unroll_reduction{"unroll_reduction", 1};
     Halide::GeneratorParam<int> unroll_taps{"unroll_taps", 0};
     Halide::GeneratorParam<int> pack_filter{"pack_filter", 1};
@@ -45,6 +46,7 @@ struct Conv2DBackpropInputKnobs {
                 {"channel_outer", channel_outer},
                 {"channel_tasks", channel_tasks},
                 {"channel_block", channel_block},
+                {"channels_per_task", channels_per_task},
                 {"unroll_reduction", unroll_reduction},
                 {"unroll_taps", unroll_taps},
                 {"pack_filter", pack_filter},
@@ -64,7 +66,11 @@ struct Conv2DBackpropInputPipeline {
     Halide::Func out_backprop{"out_backprop_padded"};  // (o, ow, oh, n), zero outside rows and columns
     Halide::Func filter_packed{"filter_packed"};       // (c, o, fw, fh): filter[fh, fw, c - g*Cg, g*Og + o], group g of c
     Halide::Func filter;                               // (o, ci, fw, fh): the filter input itself
-    Halide::RDom taps;  // (o within the group, tap along x, tap along y)
+    // Direct: (o within the group, tap along x, tap along y). Dot: (lane,
+    // vector, tap along x, tap along y) over the whole vectors of the output
+    // channels, o = vector * vector_width + lane, and `tail` (o, tap along
+    // x, tap along y) over the rest (empty where vector_width divides Og).
+    Halide::RDom taps, tail;
     Halide::Var c{"c"}, x{"x"}, y{"y"}, n{"n"};
     Halide::Var o{"o"}, fw{"fw"}, fh{"fh"};
     Halide::Expr channels, width, height;      // extents of the output

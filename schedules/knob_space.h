@@ -44,6 +44,11 @@ struct KnobSpace {
     // algorithm) reset to their defaults, so that a sampler's move lands on
     // a legal setting and no two settings compile the same code.
     std::function<void(Knobs &)> canonicalise;
+    // Where the space holds more than one algorithm: a starting point for
+    // each other one (the defaults are the first's), which the tuner measures
+    // right after the defaults, so that every algorithm is tried on every
+    // shape before any hill climbing.
+    std::vector<Knobs> algorithm_seeds;
 
     Knobs defaults() const;
     Knobs canonical(Knobs knobs) const;

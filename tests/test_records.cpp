@@ -219,6 +219,7 @@ TEST_CASE("the sampler only proposes canonical settings: no knob an algorithm ig
             CHECK(k.at("channel_block") == defaults.at("channel_block"));
         } else {
             CHECK(k.at("tile_channels") == 1);
+            CHECK(k.at("channels_per_task") == 0);
         }
     });
     CHECK(dot > 20);
@@ -233,6 +234,13 @@ TEST_CASE("the sampler only proposes canonical settings: no knob an algorithm ig
     }());
     CHECK(space.check(k).empty());
     CHECK(op->space(Device::cpu, grouped).check(k).find("groups=1") != std::string::npos);
+    // The tuner starts each ungrouped group from both algorithms: the seed
+    // of the dot algorithm is a legal setting of it; a grouped space has none.
+    REQUIRE(space.algorithm_seeds.size() == 1);
+    CHECK(space.algorithm_seeds[0].at("algorithm") == 1);
+    CHECK(space.check(space.algorithm_seeds[0]).empty());
+    CHECK(space.canonical(space.algorithm_seeds[0]) == space.algorithm_seeds[0]);
+    CHECK(op->space(Device::cpu, grouped).algorithm_seeds.empty());
 }
 
 TEST_CASE("Conv2DBackpropFilter's sampler proposes both loop nests, each with only its own knobs", "[records][tuner]") {

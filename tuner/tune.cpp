@@ -295,8 +295,8 @@ int tune(const TuneOptions &options) {
     };
     index_log();
 
-    // Seed each group's queue, measured first: the space's defaults, the
-    // structure default, then the committed records of every class for the
+    // Seed each group's queue, measured first: the space's defaults and each
+    // other algorithm's starting point, the structure default, then the committed records of every class for the
     // group, this class first and then the nearest classes (so a re-tune never
     // ends below what was committed, and a new CPU starts from what was found
     // on others).
@@ -314,6 +314,8 @@ int tune(const TuneOptions &options) {
         for (unsigned char c : g.label()) h = (h ^ c) * 1099511628211ull;
         g.sampler = std::make_unique<Sampler>(space, h);
         g.queue.push_back(space.defaults());
+        for (const Knobs &k : space.algorithm_seeds)
+            if (space.check(k).empty()) g.queue.push_back(k);
         // Every seed is also tried with each other value of the knobs added
         // or given new values in the op's current knob-space version (made
         // canonical, where legal then): the committed records predate them.
