@@ -296,10 +296,10 @@ int tune(const TuneOptions &options) {
     index_log();
 
     // Seed each group's queue, measured first: the space's defaults and each
-    // other algorithm's starting point, the structure default, then the committed records of every class for the
-    // group, this class first and then the nearest classes (so a re-tune never
-    // ends below what was committed, and a new CPU starts from what was found
-    // on others).
+    // other algorithm's starting point, the structure default, then the
+    // committed records of every class for the group, this class first and
+    // then the nearest classes (so a re-tune never ends below what was
+    // committed, and a new CPU starts from what was found on others).
     const std::vector<std::string> classes = record_classes(info.records_dir, info.target_class());
     std::vector<StructureDefault> structure_defaults;
     try {
