@@ -106,9 +106,10 @@ public:
         // variants (the space's constraint).
         const bool dot = gradtune::device_of(get_target()) == gradtune::Device::cpu && knobs.algorithm == 1;
 
-        // The filter as the direct algorithm's reduction reads it:
-        // channel-major, so that a vector along c is dense once the schedule
-        // packs it.
+        // The filter as the reduction reads it: (c, o, fw, fh). The direct
+        // schedule packs it channel-major, so that a vector along c is dense;
+        // the dot schedule leaves it inline, reading the HWIO filter along
+        // its contiguous o.
         Var o = p.o, fw = p.fw, fh = p.fh;
         Expr g_c = group_of(c);
         Expr c_in_group = unsafe_promise_clamped(c - g_c * group_in, 0, group_in - 1);
@@ -130,8 +131,7 @@ public:
         // the tap pair (j_col, j_row).
         auto product = [&](Expr o_in_group, Expr j_col, Expr j_row) {
             Expr dy = p.out_backprop(out_channel(g_c, o_in_group), cols.source(j_col), rows.source(j_row), n);
-            Expr w = dot ? (*filter)(o_in_group, c, cols.clamped_tap(j_col), rows.clamped_tap(j_row))
-                         : p.filter_packed(c, o_in_group, cols.clamped_tap(j_col), rows.clamped_tap(j_row));
+            Expr w = p.filter_packed(c, o_in_group, cols.clamped_tap(j_col), rows.clamped_tap(j_row));
             return widen(dy, acc_type) * widen(w, acc_type);
         };
         p.accumulator(c, x, y, n) = cast(acc_type, 0);

@@ -99,6 +99,14 @@ KnobSpace cpu_space(const Structure &s) {
         if (vector_bytes < 16 || vector_bytes > 256)
             return "a vector of " + std::to_string(vector_bytes) + " bytes (legal: 16..256)";
         const int registers_per_vector = std::max(1, vector_bytes / 64);
+        // Knobs an algorithm does not read keep their defaults, so that no
+        // two settings compile the same code: the first of `names` that
+        // moved off its default ("" when none).
+        auto moved = [&](const auto &names) -> std::string {
+            for (const char *knob : names)
+                if (k.at(knob) != defaults.at(knob)) return knob;
+            return "";
+        };
         if (k.at("algorithm") == 1) {
             // One accumulator vector per (input channel, column, row) of the
             // tile, plus one out_backprop vector and one filter vector.
@@ -106,21 +114,13 @@ KnobSpace cpu_space(const Structure &s) {
             const int registers = (accumulators + 2) * registers_per_vector;
             if (registers > 32)
                 return "the dot tile needs " + std::to_string(registers) + " vector registers (max 32)";
-            // Knobs the dot schedule does not read keep their defaults, so
-            // that no two settings compile the same code.
-            for (const char *unused : kDirectOnly) {
-                if (k.at(unused) != defaults.at(unused))
-                    return std::string("the dot algorithm ignores ") + unused + " (keep " +
-                           std::to_string(defaults.at(unused)) + ")";
-            }
+            if (const std::string knob = moved(kDirectOnly); !knob.empty())
+                return "the dot algorithm ignores " + knob + " (keep " + std::to_string(defaults.at(knob)) + ")";
             if (!nhwc) return "the dot algorithm is NHWC only";
             if (s.fixed.at("groups") != 1) return "the dot algorithm needs a variant that fixes groups=1";
         } else {
-            for (const char *unused : kDotOnly) {
-                if (k.at(unused) != defaults.at(unused))
-                    return std::string(unused) + " is a knob of the dot algorithm (keep " +
-                           std::to_string(defaults.at(unused)) + ")";
-            }
+            if (const std::string knob = moved(kDotOnly); !knob.empty())
+                return knob + " is a knob of the dot algorithm (keep " + std::to_string(defaults.at(knob)) + ")";
             // Accumulators, plus the filter vectors and one broadcast of an
             // inner iteration. With a fixed stride the reduction runs one tap
             // phase of the tile at a time (split_phases), so only that
