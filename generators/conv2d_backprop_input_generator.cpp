@@ -104,7 +104,9 @@ public:
         // whole vectors (lane, vector) and a tail update takes the last
         // Og % vector_width channels. It is a CPU algorithm of ungrouped
         // variants (the space's constraint).
-        const bool dot = gradtune::device_of(get_target()) == gradtune::Device::cpu && knobs.algorithm == 1;
+        const bool cpu = gradtune::device_of(get_target()) == gradtune::Device::cpu;
+        const bool dot = cpu && knobs.algorithm == 1;
+        const bool winograd = cpu && knobs.algorithm == 2;
 
         // The filter as the reduction reads it: (c, o, fw, fh). The direct
         // schedule packs it channel-major, so that a vector along c is dense;
@@ -113,7 +115,7 @@ public:
         Var o = p.o, fw = p.fw, fh = p.fh;
         Expr g_c = group_of(c);
         Expr c_in_group = unsafe_promise_clamped(c - g_c * group_in, 0, group_in - 1);
-        p.filter_packed(c, o, fw, fh) = (*filter)(out_channel(g_c, o), c_in_group, fw, fh);
+        if (!winograd) p.filter_packed(c, o, fw, fh) = (*filter)(out_channel(g_c, o), c_in_group, fw, fh);
 
         // out_backprop reads zero outside its rows and columns; taps that land
         // there contribute nothing.
@@ -134,8 +136,14 @@ public:
             Expr w = p.filter_packed(c, o_in_group, cols.clamped_tap(j_col), rows.clamped_tap(j_row));
             return widen(dy, acc_type) * widen(w, acc_type);
         };
-        p.accumulator(c, x, y, n) = cast(acc_type, 0);
-        if (dot) {
+        if (winograd) {
+            winograd_f2x2_3x3(p, acc_type, group_out);
+        } else {
+            p.accumulator(c, x, y, n) = cast(acc_type, 0);
+        }
+        if (winograd) {
+            // Defined above.
+        } else if (dot) {
             const int lanes = knobs.vector_width;
             Expr vectors = group_out / lanes;
             p.taps = RDom({{0, lanes}, {0, vectors}, {0, cols.count()}, {0, rows.count()}}, "taps");
@@ -171,6 +179,77 @@ public:
     }
 
 private:
+    // Winograd's minimal filtering F(2x2, 3x3) (Lavin and Gray, "Fast
+    // Algorithms for Convolutional Neural Networks", 2016), for variants that
+    // fix a 3x3 filter, stride 1, dilation 1 and groups=1 (the space's
+    // constraint). With stride 1 the input gradient is a correlation of the
+    // zero-extended out_backprop d(o, u, v) = out_backprop(o, u + pad_left - 2,
+    // v + pad_top - 2) with the flipped filter g(c, o, kw, kh) =
+    // filter(o, c, 2 - kw, 2 - kh):
+    //   dIn(c, x, y) = sum over o, kw, kh of d(o, x + kw, y + kh) g(c, o, kw, kh).
+    // Every 2x2 block of dIn (tile t) then costs 16 products per (c, o)
+    // instead of 36:
+    //   U(c, o)  = G g G^T          (4x4; the filter, once per call)
+    //   V(o, t)  = B^T d_t B        (4x4; the tile's 4x4 window of d)
+    //   M(c, t)  = sum over o of U(c, o) * V(o, t), element by element:
+    //              16 independent matrix products over the output channels
+    //   dIn_t(c) = A^T M(c, t) A    (2x2)
+    // with G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1],
+    // B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1], A^T = [1 1 1 0; 0 1 -1 -1].
+    // The halves are exact in binary floating point; the rounding differs
+    // from the direct sum's by a few units in the last place of the
+    // transformed values (the tests' float32 tolerance holds it with room).
+    // Tiles are numbered t = tx + tiles_x * (ty + tiles_y * n), so that the
+    // matrix products run over all tiles of all images alike.
+    void winograd_f2x2_3x3(gradtune::Conv2DBackpropInputPipeline &p, Type acc_type, Expr group_out) {
+        Var c = p.c, x = p.x, y = p.y, n = p.n, o = p.o, t = p.t, xi = p.xi, nu = p.nu, i = p.i, j = p.j;
+        Expr tiles_x = (output->dim(1).extent() + 1) / 2, tiles_y = (output->dim(2).extent() + 1) / 2;
+        Expr tiles = tiles_x * tiles_y * output->dim(3).extent();
+
+        // U: G g G^T, first along kw (columns), then along kh (rows), from
+        // the filter packed channel-major. Packed channels past the last one
+        // (a register block of channels may overhang a narrow input) repeat
+        // the last one; their products are never stored.
+        Var fw = p.fw, fh = p.fh;
+        p.filter_packed(c, o, fw, fh) = (*filter)(o, min(c, filter->dim(1).extent() - 1), fw, fh);
+        auto g = [&](Expr kw, Expr kh) { return widen(p.filter_packed(c, o, 2 - kw, 2 - kh), acc_type); };
+        auto g_cols = [&](Expr kh) {
+            Expr g0 = g(0, kh), g1 = g(1, kh), g2 = g(2, kh);
+            return mux(xi, {g0, (g0 + g1 + g2) * 0.5f, (g0 - g1 + g2) * 0.5f, g2});
+        };
+        Expr u0 = g_cols(0), u1 = g_cols(1), u2 = g_cols(2);
+        p.winograd_filter(c, o, xi, nu) = mux(nu, {u0, (u0 + u1 + u2) * 0.5f, (u0 - u1 + u2) * 0.5f, u2});
+
+        // V: B^T d B over the tile's 4x4 window at (2 tx, 2 ty). Tiles past
+        // the last one (a register block of tiles may overhang) read the
+        // last one again; their products are never stored.
+        Expr tile = clamp(t, 0, tiles - 1);
+        Expr tx = tile % tiles_x, ty = (tile / tiles_x) % tiles_y, image = tile / (tiles_x * tiles_y);
+        auto d = [&](int a, int b) {
+            return widen(p.out_backprop(o, 2 * tx + a + pad_left - 2, 2 * ty + b + pad_top - 2, image), acc_type);
+        };
+        auto d_cols = [&](int b) {
+            Expr d0 = d(0, b), d1 = d(1, b), d2 = d(2, b), d3 = d(3, b);
+            return mux(xi, {d0 - d2, d1 + d2, d2 - d1, d1 - d3});
+        };
+        Expr v0 = d_cols(0), v1 = d_cols(1), v2 = d_cols(2), v3 = d_cols(3);
+        p.winograd_input(o, t, xi, nu) = mux(nu, {v0 - v2, v1 + v2, v2 - v1, v1 - v3});
+
+        // M: the 16 products, reduced over the output channels.
+        p.taps = RDom(0, group_out, "taps");
+        p.winograd_products(c, t, xi, nu) = cast(acc_type, 0);
+        p.winograd_products(c, t, xi, nu) +=
+            p.winograd_filter(c, p.taps.x, xi, nu) * p.winograd_input(p.taps.x, t, xi, nu);
+
+        // A^T M A: output position (i, j) of the tile, 0 or 1 each.
+        auto m = [&](Expr a, Expr b) { return p.winograd_products(c, t, a, b); };
+        auto m_cols = [&](Expr b) { return mux(i, {m(0, b) + m(1, b) + m(2, b), m(1, b) - m(2, b) - m(3, b)}); };
+        Expr y0 = m_cols(0), y1 = m_cols(1), y2 = m_cols(2), y3 = m_cols(3);
+        p.winograd_output(c, i, j, t) = mux(j, {y0 + y1 + y2, y1 - y2 - y3});
+
+        p.accumulator(c, x, y, n) = p.winograd_output(c, x % 2, y % 2, x / 2 + tiles_x * (y / 2 + tiles_y * n));
+    }
+
     // The unit-stride dimension is c (NHWC) or w (NCHW); a fixed filter size
     // is also a promise the filter buffer must keep.
     void declare_layout() {

@@ -303,6 +303,82 @@ void apply_cpu_dot(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeli
     p.out_backprop.compute_at(p.output, task_n).vectorize(o, k.at("vector_width"), guard);
 }
 
+// Algorithm 2, Winograd F(2x2, 3x3) (the transforms: the generator). The
+// filter transform U and the input transform V are computed once per call,
+// in parallel, vectorised along their unit-stride channels. The 16 matrix
+// products M run as a register-blocked product per parallel task (one tile
+// of vector_width * vectors_per_tile input channels, images_per_task
+// images): an accumulator block of vectors_per_tile channel vectors x
+// tile_other Winograd tiles stays in registers across the output channels,
+// loading vectors_per_tile vectors of U and broadcasting tile_other values of
+// V per output channel. The block is copied into the task's M (one element
+// (xi, nu) at a time, so that the task's slice of U for that element stays in
+// L2 across its tiles), and the output transform reads M one row of tiles at
+// a time.
+void apply_cpu_winograd(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeline &p, const Target &target) {
+    const int lanes = k.at("vector_width"), c_tile = lanes * k.at("vectors_per_tile");
+    const int block = k.at("tile_other");
+    Var c_tile_index{"c_tile_index"}, c_in{"c_in"}, y_pair{"y_pair"}, y_in{"y_in"};
+    Var n_task{"n_task"}, n_in{"n_in"}, task{"task"};
+    // Whole channel tiles (ShiftInwards: the blocks below have constant
+    // extents, so the accumulators are registers) where there is at least one.
+    auto tile = [&](Stage stage, TailStrategy tail) {
+        stage.split(p.c, c_tile_index, c_in, c_tile, tail)
+            .split(p.y, y_pair, y_in, 2, TailStrategy::GuardWithIf)
+            .split(p.n, n_task, n_in, k.at("images_per_task"), TailStrategy::GuardWithIf)
+            .reorder(c_in, p.x, y_in, y_pair, n_in, c_tile_index, n_task)
+            .fuse(c_tile_index, n_task, task)
+            .parallel(task)
+            .vectorize(c_in, lanes, TailStrategy::GuardWithIf);
+    };
+    tile(p.output.specialize(p.channels >= c_tile), TailStrategy::ShiftInwards);
+    tile(p.output, TailStrategy::GuardWithIf);
+
+    // The output transform, a row of tiles (two output rows) at a time.
+    p.winograd_output.compute_at(p.output, y_pair)
+        .vectorize(p.c, lanes, TailStrategy::GuardWithIf)
+        .unroll(p.i)
+        .unroll(p.j);
+
+    // The task's M, and the register block that computes it.
+    Func stored = p.winograd_products.in(p.winograd_output);
+    // (RoundUp: whole blocks, also where the task has fewer channels or
+    // tiles than one block; the transforms read within bounds there.)
+    Var t_block{"t_block"}, t_in{"t_in"}, c_block{"c_block"}, c_lane{"c_lane"};
+    stored.compute_at(p.output, task)
+        .split(p.c, c_block, c_lane, c_tile, TailStrategy::RoundUp)
+        .split(p.t, t_block, t_in, block, TailStrategy::RoundUp)
+        .reorder(c_lane, t_in, t_block, c_block, p.xi, p.nu)
+        .vectorize(c_lane, lanes);
+    p.winograd_products.compute_at(stored, t_block).vectorize(p.c, lanes).unroll(p.c).unroll(p.t);
+    p.winograd_products.update()
+        .reorder(p.c, p.t, p.taps.x, p.xi, p.nu)
+        .vectorize(p.c, lanes)
+        .unroll(p.c)
+        .unroll(p.t);
+
+    // The transforms, once per call; the filter transform reads the filter
+    // packed channel-major (dense vectors along c; gathering them took 86 %
+    // of a 7x7x512 call at N=8).
+    const int native = target.natural_vector_size(p.filter_packed.type());
+    pack_filter(s, p, lanes, target.has_feature(Target::AVX512) ? lanes : std::min(lanes, native), false, task);
+    p.winograd_filter.compute_root()
+        .reorder(p.c, p.xi, p.nu, p.o)
+        .vectorize(p.c, lanes, TailStrategy::GuardWithIf)
+        .unroll(p.xi)
+        .unroll(p.nu)
+        .parallel(p.o, 16);
+    p.winograd_input.reorder(p.o, p.xi, p.nu, p.t)
+        .vectorize(p.o, lanes, TailStrategy::GuardWithIf)
+        .unroll(p.xi)
+        .unroll(p.nu);
+    if (k.at("input_per_task")) {
+        p.winograd_input.compute_at(p.output, task);
+    } else {
+        p.winograd_input.compute_root().parallel(p.t, 8);
+    }
+}
+
 void apply_cuda(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeline &p) {
     const bool nhwc = s.data_format == "NHWC";
     // Threads along the unit-stride dimension (coalesced stores).
@@ -341,6 +417,8 @@ void apply(const Knobs &knobs, const Structure &structure, Conv2DBackpropInputPi
         apply_cuda(knobs, structure, pipeline);
     } else if (knobs.at("algorithm") == 1) {
         apply_cpu_dot(knobs, structure, pipeline);
+    } else if (knobs.at("algorithm") == 2) {
+        apply_cpu_winograd(knobs, structure, pipeline, target);
     } else {
         apply_cpu(knobs, structure, pipeline, target);
     }

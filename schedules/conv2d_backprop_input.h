@@ -24,6 +24,8 @@ struct Conv2DBackpropInputKnobs {
     Halide::GeneratorParam<int> channel_tasks{"channel_tasks", 0};
     Halide::GeneratorParam<int> channel_block{"channel_block", 0};
     Halide::GeneratorParam<int> channels_per_task{"channels_per_task", 0};
+    Halide::GeneratorParam<int> images_per_task{"images_per_task", 1};
+    Halide::GeneratorParam<int> input_per_task{"input_per_task", 0};
     Halide::GeneratorParam<int> unroll_reduction{"unroll_reduction", 1};
     Halide::GeneratorParam<int> unroll_taps{"unroll_taps", 0};
     Halide::GeneratorParam<int> pack_filter{"pack_filter", 1};
@@ -47,6 +49,8 @@ struct Conv2DBackpropInputKnobs {
                 {"channel_tasks", channel_tasks},
                 {"channel_block", channel_block},
                 {"channels_per_task", channels_per_task},
+                {"images_per_task", images_per_task},
+                {"input_per_task", input_per_task},
                 {"unroll_reduction", unroll_reduction},
                 {"unroll_taps", unroll_taps},
                 {"pack_filter", pack_filter},
@@ -70,7 +74,14 @@ struct Conv2DBackpropInputPipeline {
     // vector, tap along x, tap along y) over the whole vectors of the output
     // channels, o = vector * vector_width + lane, and `tail` (o, tap along
     // x, tap along y) over the rest (empty where vector_width divides Og).
+    // Winograd: (o) over the group's output channels.
     Halide::RDom taps, tail;
+    // Winograd F(2x2, 3x3) (algorithm 2; generators/conv2d_backprop_input_generator.cpp).
+    Halide::Func winograd_filter{"winograd_filter"};      // U(c, o, xi, nu): G g G^T
+    Halide::Func winograd_input{"winograd_input"};        // V(o, t, xi, nu): B^T d B of tile t
+    Halide::Func winograd_products{"winograd_products"};  // M(c, t, xi, nu): pure 0, update += U * V over o
+    Halide::Func winograd_output{"winograd_output"};      // (c, i, j, t): A^T M A, position (i, j) of tile t
+    Halide::Var t{"t"}, xi{"xi"}, nu{"nu"}, i{"i"}, j{"j"};
     Halide::Var c{"c"}, x{"x"}, y{"y"}, n{"n"};
     Halide::Var o{"o"}, fw{"fw"}, fh{"fh"};
     Halide::Expr channels, width, height;      // extents of the output

@@ -243,6 +243,48 @@ TEST_CASE("the sampler only proposes canonical settings: no knob an algorithm ig
     CHECK(op->space(Device::cpu, grouped).algorithm_seeds.empty());
 }
 
+TEST_CASE("Conv2DBackpropInput's Winograd algorithm: only 3x3 stride-1 float variants, only its own knobs",
+          "[records][tuner]") {
+    const OpSchema *op = find_op("Conv2DBackpropInput");
+    const Structure three{"float32", "NHWC",
+                          {{"dilation_height", 1}, {"dilation_width", 1}, {"filter_height", 3}, {"filter_width", 3},
+                           {"groups", 1}, {"stride_height", 1}, {"stride_width", 1}}};
+    const KnobSpace space = op->space(Device::cpu, three);
+    const Knobs defaults = space.defaults();
+    // Both other algorithms are seeded, each legal and canonical.
+    REQUIRE(space.algorithm_seeds.size() == 2);
+    const Knobs &winograd = space.algorithm_seeds[1];
+    CHECK(winograd.at("algorithm") == 2);
+    CHECK(space.check(winograd).empty());
+    CHECK(space.canonical(winograd) == winograd);
+    // A knob Winograd does not read stays at its default.
+    Knobs stray = winograd;
+    stray["tile_y"] = 2;
+    CHECK(space.check(stray).find("ignores tile_y") != std::string::npos);
+    CHECK(space.canonical(stray) == winograd);
+    // Strides, other filter sizes, groups and 16-bit floats are not Winograd's.
+    for (const auto &[param, value] : std::map<std::string, int>{
+             {"stride_width", 2}, {"filter_height", 5}, {"groups", 0}, {"dilation_height", 2}}) {
+        Structure other = three;
+        other.fixed[param] = value;
+        INFO(param);
+        CHECK(!op->space(Device::cpu, other).check(winograd).empty());
+        CHECK(op->space(Device::cpu, other).algorithm_seeds.size() <= 1);
+    }
+    Structure half = three;
+    half.dtype = "float16";
+    CHECK(op->space(Device::cpu, half).check(winograd).find("float32/float64") != std::string::npos);
+    // The sampler reaches it, with the other algorithms' knobs at their defaults.
+    int proposed = 0;
+    sample_settings(space, 13, [&](const Knobs &k) {
+        if (k.at("algorithm") != 2) return;
+        proposed++;
+        for (const char *knob : {"tile_channels", "tile_y", "rows_per_task", "pack_filter", "channel_block"})
+            CHECK(k.at(knob) == defaults.at(knob));
+    });
+    CHECK(proposed > 10);
+}
+
 TEST_CASE("Conv2DBackpropFilter's sampler proposes both loop nests, each with only its own knobs", "[records][tuner]") {
     const OpSchema *op = find_op("Conv2DBackpropFilter");
     const Structure one_by_one{"float32", "NHWC",
