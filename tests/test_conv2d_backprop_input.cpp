@@ -175,12 +175,14 @@ bool fits(const VariantInfo &v, const Case &k) {
 TEST_CASE("Conv2DBackpropInput: every CPU variant matches the reference", "[conv2d_backprop_input][variants]") {
     const auto variants = Variants(kOp);
     REQUIRE(!variants.empty());
-    int checked = 0, checked_dot = 0;
+    int checked = 0, checked_dot = 0, checked_winograd = 0, winograd_variants = 0;
     for (const VariantInfo &v : variants) {
         if (v.device != Device::cpu) continue;
         const DataType dtype = dtype_of(v.dtype);
         const std::vector<Case> cases = v.generic ? generic_cases() : specialised_cases(v);
         const bool dot = (" " + v.knobs + " ").find(" algorithm=1 ") != std::string::npos;
+        const bool winograd = (" " + v.knobs + " ").find(" algorithm=2 ") != std::string::npos;
+        winograd_variants += winograd;
         uint32_t seed = 1;
         for (const Case &k : cases) {
             if (!fits(v, k)) continue;
@@ -191,13 +193,19 @@ TEST_CASE("Conv2DBackpropInput: every CPU variant matches the reference", "[conv
             CHECK(o.error <= tolerance(dtype));
             checked++;
             checked_dot += dot;
+            checked_winograd += winograd;
         }
     }
-    INFO("cases checked: " << checked << ", of them by dot-algorithm variants: " << checked_dot);
+    INFO("cases checked: " << checked << ", of them by dot-algorithm variants: " << checked_dot
+                           << ", by Winograd variants: " << checked_winograd);
     CHECK(checked > 1000);
-    // Both algorithms are compiled into every build (the 7x7 stride-2
-    // structure default is a dot variant), so both meet the reference.
+    // The direct and dot algorithms are compiled into every build (the 7x7
+    // stride-2 structure default is a dot variant), so both meet the
+    // reference. Winograd variants are compiled where a record of this class
+    // (or a transferred one) chose them; tuner.every_algorithm_matches checks
+    // the algorithm on every machine.
     CHECK(checked_dot > 10);
+    if (winograd_variants > 0) CHECK(checked_winograd > 10 * winograd_variants);
 }
 
 TEST_CASE("Conv2DBackpropInput: dispatch serves TF's Conv2D gradient-checker configs (spec 13.3)", "[conv2d_backprop_input]") {
