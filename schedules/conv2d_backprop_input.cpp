@@ -308,7 +308,7 @@ void apply_cpu_dot(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeli
 // in parallel, vectorised along their unit-stride channels. The 16 matrix
 // products M run as a register-blocked product per parallel task (one tile
 // of vector_width * vectors_per_tile input channels, images_per_task
-// images): an accumulator block of vectors_per_tile channel vectors x
+// images or tile_rows_per_task rows of tiles of one image): an accumulator block of vectors_per_tile channel vectors x
 // tile_other Winograd tiles stays in registers across the output channels,
 // loading vectors_per_tile vectors of U and broadcasting tile_other values of
 // V per output channel. The block is copied into the task's M (one element
@@ -319,17 +319,24 @@ void apply_cpu_winograd(const Knobs &k, const Structure &s, Conv2DBackpropInputP
     const int lanes = k.at("vector_width"), c_tile = lanes * k.at("vectors_per_tile");
     const int block = k.at("tile_other");
     Var c_tile_index{"c_tile_index"}, c_in{"c_in"}, y_pair{"y_pair"}, y_in{"y_in"};
-    Var n_task{"n_task"}, n_in{"n_in"}, task{"task"};
+    Var n_task{"n_task"}, n_in{"n_in"}, task{"task"}, row_task{"row_task"}, rows_and_channels{"rows_and_channels"};
+    const int tile_rows = k.at("tile_rows_per_task");
     // Whole channel tiles (ShiftInwards: the blocks below have constant
     // extents, so the accumulators are registers) where there is at least one.
     auto tile = [&](Stage stage, TailStrategy tail) {
         stage.split(p.c, c_tile_index, c_in, c_tile, tail)
             .split(p.y, y_pair, y_in, 2, TailStrategy::GuardWithIf)
-            .split(p.n, n_task, n_in, k.at("images_per_task"), TailStrategy::GuardWithIf)
-            .reorder(c_in, p.x, y_in, y_pair, n_in, c_tile_index, n_task)
-            .fuse(c_tile_index, n_task, task)
-            .parallel(task)
-            .vectorize(c_in, lanes, TailStrategy::GuardWithIf);
+            .split(p.n, n_task, n_in, k.at("images_per_task"), TailStrategy::GuardWithIf);
+        if (tile_rows > 0) {
+            // Tasks of tile_rows rows of tiles of one image (images_per_task=1).
+            stage.split(y_pair, row_task, y_pair, tile_rows, TailStrategy::GuardWithIf)
+                .reorder(c_in, p.x, y_in, y_pair, n_in, c_tile_index, row_task, n_task)
+                .fuse(c_tile_index, row_task, rows_and_channels)
+                .fuse(rows_and_channels, n_task, task);
+        } else {
+            stage.reorder(c_in, p.x, y_in, y_pair, n_in, c_tile_index, n_task).fuse(c_tile_index, n_task, task);
+        }
+        stage.parallel(task).vectorize(c_in, lanes, TailStrategy::GuardWithIf);
     };
     tile(p.output.specialize(p.channels >= c_tile), TailStrategy::ShiftInwards);
     tile(p.output, TailStrategy::GuardWithIf);

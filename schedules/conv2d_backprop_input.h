@@ -26,6 +26,7 @@ struct Conv2DBackpropInputKnobs {
     Halide::GeneratorParam<int> channels_per_task{"channels_per_task", 0};
     Halide::GeneratorParam<int> images_per_task{"images_per_task", 1};
     Halide::GeneratorParam<int> input_per_task{"input_per_task", 0};
+    Halide::GeneratorParam<int> tile_rows_per_task{"tile_rows_per_task", 0};
     Halide::GeneratorParam<int> unroll_reduction{"unroll_reduction", 1};
     Halide::GeneratorParam<int> unroll_taps{"unroll_taps", 0};
     Halide::GeneratorParam<int> pack_filter{"pack_filter", 1};
@@ -51,6 +52,7 @@ struct Conv2DBackpropInputKnobs {
                 {"channels_per_task", channels_per_task},
                 {"images_per_task", images_per_task},
                 {"input_per_task", input_per_task},
+                {"tile_rows_per_task", tile_rows_per_task},
                 {"unroll_reduction", unroll_reduction},
                 {"unroll_taps", unroll_taps},
                 {"pack_filter", pack_filter},

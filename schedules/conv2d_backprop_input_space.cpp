@@ -61,7 +61,7 @@ const std::vector<std::string> &knobs_read(int algorithm) {
     static const std::vector<std::string> dot = {"vector_width", "tile_channels",     "tile_other", "tile_y",
                                                  "rows_per_task", "channels_per_task", "unroll_taps"};
     static const std::vector<std::string> winograd = {"vector_width", "vectors_per_tile", "tile_other",
-                                                      "images_per_task", "input_per_task"};
+                                                      "images_per_task", "input_per_task", "tile_rows_per_task"};
     return algorithm == 2 ? winograd : algorithm == 1 ? dot : direct;
 }
 
@@ -98,6 +98,10 @@ KnobSpace cpu_space(const Structure &s) {
          "Winograd: images per parallel task (more: each task's slice of the transformed filter is reused "
          "over more tiles)",
          5},
+        {"tile_rows_per_task", {0, 1, 2, 4, 8}, 0,
+         "Winograd: rows of 2x2 tiles per parallel task, within one image (0: whole images, images_per_task "
+         "of them; a large image at N=1 is otherwise one task per channel tile)",
+         6},
         {"input_per_task", {0, 1}, 0,
          "Winograd: 1 transforms each task's out_backprop tiles inside the task (cache-resident; recomputed "
          "for each channel tile), 0 once per call (one pass, through memory)",
@@ -133,6 +137,8 @@ KnobSpace cpu_space(const Structure &s) {
             const int registers = (accumulators + k.at("vectors_per_tile")) * registers_per_vector + 1;
             if (registers > 32)
                 return "the Winograd block needs " + std::to_string(registers) + " vector registers (max 32)";
+            if (k.at("tile_rows_per_task") > 0 && k.at("images_per_task") > 1)
+                return "tile_rows_per_task splits single images (images_per_task=1)";
             if (!nhwc) return "the Winograd algorithm is NHWC only";
             if (filter_h != 3 || filter_w != 3) return "the Winograd algorithm needs a variant that fixes a 3x3 filter";
             for (const char *one : {"stride_height", "stride_width", "dilation_height", "dilation_width", "groups"})
@@ -184,18 +190,23 @@ KnobSpace cpu_space(const Structure &s) {
         dot["channels_per_task"] = 64;
         space.algorithm_seeds.push_back(dot);
     }
-    // Winograd's start, where the variant allows it: blocks of 4 channel
-    // vectors x 6 tiles, 4 images per task, each task transforming its own
-    // out_backprop tiles. On the ResNet-50 3x3 layers at N=32 (Zen 5, one
-    // kernel timed alone): 28x28x128 11.6 ms, 14x14x256 13.1 ms, 7x7x512
-    // 15.3 ms, against 15.9 / 18.1 / 23.1 ms for the direct and dot records.
+    // Winograd's starts, where the variant allows it: blocks of 4 channel
+    // vectors x 6 tiles, each task transforming its own out_backprop tiles;
+    // 4 images per task for large batches, 4 rows of tiles per task for
+    // small ones. On the ResNet-50 3x3 layers (Zen 5, one kernel timed
+    // alone): at N=32 28x28x128 11.6 ms, 14x14x256 13.1 ms, 7x7x512 15.3 ms,
+    // against 15.9 / 18.1 / 23.1 ms for the direct and dot records; at N=1
+    // 28x28x128 0.41 ms against 2.2 ms with whole images per task (two tasks).
     Knobs winograd = defaults;
     winograd["algorithm"] = 2;
     winograd["vector_width"] = native;
     winograd["vectors_per_tile"] = 4;
     winograd["tile_other"] = 6;
-    winograd["images_per_task"] = 4;
     winograd["input_per_task"] = 1;
+    winograd["images_per_task"] = 4;
+    if (space.constraint(winograd).empty()) space.algorithm_seeds.push_back(winograd);
+    winograd["images_per_task"] = 1;
+    winograd["tile_rows_per_task"] = 4;
     if (space.constraint(winograd).empty()) space.algorithm_seeds.push_back(winograd);
     space.canonicalise = [defaults](Knobs &k) {
         const std::vector<std::string> &read = knobs_read(k.at("algorithm"));
@@ -235,8 +246,9 @@ OpSchema conv2d_backprop_input_schema() {
     op.devices = {Device::cpu, Device::cuda};
     // 2: algorithm and tile_channels (defaults: version 1's direct schedule);
     // 3: pack_filter=2 (per-task packing); 4: channels_per_task (dot);
-    // 5: algorithm=2 (Winograd) and images_per_task.
-    op.knob_space_version = 5;
+    // 5: algorithm=2 (Winograd), images_per_task and input_per_task;
+    // 6: tile_rows_per_task (Winograd).
+    op.knob_space_version = 6;
     op.space = [](Device device, const Structure &s) {
         return device == Device::cpu ? cpu_space(s) : cuda_space(s);
     };

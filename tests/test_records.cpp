@@ -251,12 +251,21 @@ TEST_CASE("Conv2DBackpropInput's Winograd algorithm: only 3x3 stride-1 float var
                            {"groups", 1}, {"stride_height", 1}, {"stride_width", 1}}};
     const KnobSpace space = op->space(Device::cpu, three);
     const Knobs defaults = space.defaults();
-    // Both other algorithms are seeded, each legal and canonical.
-    REQUIRE(space.algorithm_seeds.size() == 2);
+    // Both other algorithms are seeded (Winograd for large and small
+    // batches), each seed legal and canonical.
+    REQUIRE(space.algorithm_seeds.size() == 3);
+    for (const Knobs &seed : space.algorithm_seeds) {
+        CHECK(space.check(seed).empty());
+        CHECK(space.canonical(seed) == seed);
+    }
     const Knobs &winograd = space.algorithm_seeds[1];
     CHECK(winograd.at("algorithm") == 2);
-    CHECK(space.check(winograd).empty());
-    CHECK(space.canonical(winograd) == winograd);
+    CHECK(space.algorithm_seeds[2].at("algorithm") == 2);
+    CHECK(space.algorithm_seeds[2].at("tile_rows_per_task") > 0);
+    // Row tasks split single images only.
+    Knobs rows = space.algorithm_seeds[2];
+    rows["images_per_task"] = 2;
+    CHECK(space.check(rows).find("images_per_task=1") != std::string::npos);
     // A knob Winograd does not read stays at its default.
     Knobs stray = winograd;
     stray["tile_y"] = 2;

@@ -2,9 +2,9 @@
 # Every algorithm of Conv2DBackpropInput's 3x3 stride-1 space, compiled and
 # checked by the tuner on this machine, whatever the committed records hold:
 # the records of a class tuned before an algorithm existed never compile it,
-# so this is where CI meets it. The first three candidates of a new shape are
+# so this is where CI meets it. The first four candidates of a new shape are
 # the space's defaults (direct) and the seeds of the dot and Winograd
-# algorithms; the tuner compares each one's output with the generic
+# algorithms (Winograd with whole images and with rows of tiles per task); the tuner compares each one's output with the generic
 # variant's (normwise, twice the tests' tolerance) and logs "wrong" where it
 # differs. Awkward shapes on purpose: 33 input channels (a partial channel
 # block), 17 output channels (a partial vector), odd rows and columns (a
@@ -19,7 +19,7 @@ Conv2DBackpropInput N=3 H=9 W=7 C=33 K=17 f=3 s=1 SAME id=A1
 Conv2DBackpropInput N=2 H=6 W=11 C=40 K=64 f=3 s=1 VALID id=A2
 SUITE
 log="$work/trials.jsonl"
-"$gradtune" tune --suite "$work/suite.txt" --max-trials 3 --log "$log" --work-dir "$work/candidates" \
+"$gradtune" tune --suite "$work/suite.txt" --max-trials 4 --log "$log" --work-dir "$work/candidates" \
   --samples 2 --min-sample-ms 0 --jobs 1 >"$work/tune.log" 2>&1 || { cat "$work/tune.log"; exit 1; }
 
 "$python" - "$log" <<'PY'
@@ -29,8 +29,9 @@ seen = {}
 for l in lines:
     print(l["shape_id"], "algorithm", l["knobs"]["algorithm"], l["status"], l["error"][:200])
     assert l["status"] in ("ok", "slow"), l
-    seen.setdefault(l["knobs"]["algorithm"], set()).add(l["shape_id"])
-for algorithm in (0, 1, 2):
-    assert seen.get(algorithm) == {"A1/N3", "A2/N2"}, (algorithm, seen)
+    k = l["knobs"]
+    seen.setdefault((k["algorithm"], k.get("tile_rows_per_task", 0) > 0), set()).add(l["shape_id"])
+for schedule in ((0, False), (1, False), (2, False), (2, True)):
+    assert seen.get(schedule) == {"A1/N3", "A2/N2"}, (schedule, seen)
 PY
 echo "direct, dot and Winograd each match the generic variant on both shapes"
