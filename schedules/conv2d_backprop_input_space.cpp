@@ -142,7 +142,8 @@ KnobSpace cpu_space(const Structure &s) {
             if (!nhwc) return "the Winograd algorithm is NHWC only";
             if (filter_h != 3 || filter_w != 3) return "the Winograd algorithm needs a variant that fixes a 3x3 filter";
             for (const char *one : {"stride_height", "stride_width", "dilation_height", "dilation_width", "groups"})
-                if (s.fixed.at(one) != 1) return std::string("the Winograd algorithm needs a variant that fixes ") + one + "=1";
+                if (s.fixed.at(one) != 1)
+                    return std::string("the Winograd algorithm needs a variant that fixes ") + one + "=1";
             if (s.dtype != "float32" && s.dtype != "float64")
                 return "the Winograd algorithm is float32/float64 only (its transforms round in the accumulator type)";
         } else if (k.at("algorithm") == 1) {
