@@ -109,13 +109,17 @@ public:
         const bool winograd = cpu && knobs.algorithm == 2;
 
         // The filter as the reduction reads it: (c, o, fw, fh). The direct
-        // schedule packs it channel-major, so that a vector along c is dense;
-        // the dot schedule leaves it inline, reading the HWIO filter along
-        // its contiguous o.
+        // and Winograd schedules pack it channel-major, so that a vector
+        // along c is dense; the dot schedule leaves it inline, reading the
+        // HWIO filter along its contiguous o. Winograd (ungrouped) packs
+        // channels past the last one too (a register block of channels may
+        // overhang a narrow input): they repeat the last one, and their
+        // products are never stored.
         Var o = p.o, fw = p.fw, fh = p.fh;
         Expr g_c = group_of(c);
         Expr c_in_group = unsafe_promise_clamped(c - g_c * group_in, 0, group_in - 1);
-        if (!winograd) p.filter_packed(c, o, fw, fh) = (*filter)(out_channel(g_c, o), c_in_group, fw, fh);
+        if (winograd) c_in_group = min(c, group_in - 1);
+        p.filter_packed(c, o, fw, fh) = (*filter)(out_channel(g_c, o), c_in_group, fw, fh);
 
         // out_backprop reads zero outside its rows and columns; taps that land
         // there contribute nothing.
@@ -136,13 +140,9 @@ public:
             Expr w = p.filter_packed(c, o_in_group, cols.clamped_tap(j_col), rows.clamped_tap(j_row));
             return widen(dy, acc_type) * widen(w, acc_type);
         };
+        if (!winograd) p.accumulator(c, x, y, n) = cast(acc_type, 0);
         if (winograd) {
             winograd_f2x2_3x3(p, acc_type, group_out);
-        } else {
-            p.accumulator(c, x, y, n) = cast(acc_type, 0);
-        }
-        if (winograd) {
-            // Defined above.
         } else if (dot) {
             const int lanes = knobs.vector_width;
             Expr vectors = group_out / lanes;
@@ -207,11 +207,7 @@ private:
         Expr tiles = tiles_x * tiles_y * output->dim(3).extent();
 
         // U: G g G^T, first along kw (columns), then along kh (rows), from
-        // the filter packed channel-major. Packed channels past the last one
-        // (a register block of channels may overhang a narrow input) repeat
-        // the last one; their products are never stored.
-        Var fw = p.fw, fh = p.fh;
-        p.filter_packed(c, o, fw, fh) = (*filter)(o, min(c, filter->dim(1).extent() - 1), fw, fh);
+        // the filter packed channel-major.
         auto g = [&](Expr kw, Expr kh) { return widen(p.filter_packed(c, o, 2 - kw, 2 - kh), acc_type); };
         auto g_cols = [&](Expr kh) {
             Expr g0 = g(0, kh), g1 = g(1, kh), g2 = g(2, kh);

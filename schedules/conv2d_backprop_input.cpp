@@ -89,8 +89,11 @@ Var tile_cpu(Stage stage, const Conv2DBackpropInputPipeline &p, const CpuPlan &p
 // cache, not to memory and back. With channel_tasks a task holds one channel
 // tile, so a call packs each filter element once; the whole-call packing of
 // a 3x3x512x512 filter (9 MB) costs more than the reduction at N=1.
-void pack_filter(const Structure &s, Conv2DBackpropInputPipeline &p, int lanes, int block_lanes, bool per_task,
+void pack_filter(const Structure &s, Conv2DBackpropInputPipeline &p, int lanes, const Target &target, bool per_task,
                  const Var &task) {
+    // Blocks as wide as the vectors, except where only 16 registers hold them.
+    const int native = target.natural_vector_size(p.filter_packed.type());
+    const int block_lanes = target.has_feature(Target::AVX512) ? lanes : std::min(lanes, native);
     Func &packed = p.filter_packed;
     if (per_task) {
         packed.compute_at(p.output, task);
@@ -217,13 +220,7 @@ void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeline &
         Var o = p.out_backprop.args()[0], ow = p.out_backprop.args()[1];
         p.out_backprop.compute_at(p.output, l.task_n).vectorize(nhwc ? o : ow, plan.vector, TailStrategy::GuardWithIf);
     }
-    if (k.at("pack_filter")) {
-        // Transpose blocks as wide as the vectors, except where only 16
-        // registers hold them (see pack_filter).
-        const int native = target.natural_vector_size(p.filter_packed.type());
-        const int block = target.has_feature(Target::AVX512) ? plan.vector : std::min(plan.vector, native);
-        pack_filter(s, p, plan.vector, block, k.at("pack_filter") == 2, l.task_n);
-    }
+    if (k.at("pack_filter")) pack_filter(s, p, plan.vector, target, k.at("pack_filter") == 2, l.task_n);
 }
 
 // Algorithm 1, "dot": the vector lanes run along the group's output channels
@@ -304,12 +301,13 @@ void apply_cpu_dot(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeli
 }
 
 // Algorithm 2, Winograd F(2x2, 3x3) (the transforms: the generator). The
-// filter transform U and the input transform V are computed once per call,
-// in parallel, vectorised along their unit-stride channels. The 16 matrix
-// products M run as a register-blocked product per parallel task (one tile
-// of vector_width * vectors_per_tile input channels, images_per_task
-// images or tile_rows_per_task rows of tiles of one image): an accumulator block of vectors_per_tile channel vectors x
-// tile_other Winograd tiles stays in registers across the output channels,
+// filter transform U is computed once per call, the input transform V once
+// per call or inside each task (input_per_task), both vectorised along their
+// unit-stride channels. The 16 matrix products M run as a register-blocked
+// product per parallel task (one tile of vector_width * vectors_per_tile
+// input channels, and images_per_task images or tile_rows_per_task rows of
+// tiles of one image): an accumulator block of vectors_per_tile channel
+// vectors x tile_other Winograd tiles stays in registers across the output channels,
 // loading vectors_per_tile vectors of U and broadcasting tile_other values of
 // V per output channel. The block is copied into the task's M (one element
 // (xi, nu) at a time, so that the task's slice of U for that element stays in
@@ -364,11 +362,10 @@ void apply_cpu_winograd(const Knobs &k, const Structure &s, Conv2DBackpropInputP
         .unroll(p.c)
         .unroll(p.t);
 
-    // The transforms, once per call; the filter transform reads the filter
-    // packed channel-major (dense vectors along c; gathering them took 86 %
+    // The transforms; the filter transform reads the filter packed
+    // channel-major (dense vectors along c; gathering them took 86 %
     // of a 7x7x512 call at N=8).
-    const int native = target.natural_vector_size(p.filter_packed.type());
-    pack_filter(s, p, lanes, target.has_feature(Target::AVX512) ? lanes : std::min(lanes, native), false, task);
+    pack_filter(s, p, lanes, target, false, task);
     p.winograd_filter.compute_root()
         .reorder(p.c, p.xi, p.nu, p.o)
         .vectorize(p.c, lanes, TailStrategy::GuardWithIf)

@@ -4,9 +4,9 @@
 # the records of a class tuned before an algorithm existed never compile it,
 # so this is where CI meets it. The first four candidates of a new shape are
 # the space's defaults (direct) and the seeds of the dot and Winograd
-# algorithms (Winograd with whole images and with rows of tiles per task); the tuner compares each one's output with the generic
-# variant's (normwise, twice the tests' tolerance) and logs "wrong" where it
-# differs. Awkward shapes on purpose: 33 input channels (a partial channel
+# algorithms (Winograd with whole images and with rows of tiles per task);
+# the tuner compares each one's output with the generic variant's (normwise,
+# twice the tests' tolerance) and logs "wrong" where it differs. Awkward shapes on purpose: 33 input channels (a partial channel
 # block), 17 output channels (a partial vector), odd rows and columns (a
 # partial Winograd tile), three images, VALID and SAME, float32 and float64.
 # Usage: algorithms_test.sh <gradtune> <python>
