@@ -131,7 +131,7 @@ Status attr_from_json(const AttrSpec &attr, const json &v, AttrValue *out) {
 
 namespace {
 
-Status materialise_unguarded(const json &spec, uint32_t seed, MaterialisedCall *out) {
+Status materialise_unguarded(const json &spec, uint32_t seed, MaterialisedCall *out, Fill fill) {
     const std::string op = spec.value("op", "");
     const OpSpec *op_spec = FindOpSpec(op);
     if (!op_spec) return InvalidArgument("no op '" + op + "' in this build");
@@ -145,12 +145,19 @@ Status materialise_unguarded(const json &spec, uint32_t seed, MaterialisedCall *
             return InvalidArgument(op + " has no input '" + name + "'");
         Tensor t;
         GRADTUNE_RETURN_IF_ERROR(tensor_from_json(j, &t));
-        if (!j.contains("values")) {
+        if (!j.contains("values") && fill == Fill::kRandom) {
+            // One 32-bit draw per element (an N=32 call holds 10^8 of them:
+            // the tuner materialises every shape of every batch): reals
+            // uniform in [-1, 1) on a 2^-23 grid, integers in [-4, 4].
             const bool integer = t.dtype() == DataType::kInt32 || t.dtype() == DataType::kInt64;
-            std::uniform_real_distribution<double> real(-1.0, 1.0);
-            std::uniform_int_distribution<int> small(-4, 4);
             const int64_t elements = t.num_elements();
-            for (int64_t i = 0; i < elements; i++) t.store(i, integer ? small(rng) : real(rng));
+            if (t.dtype() == DataType::kFloat) {
+                float *data = static_cast<float *>(t.data());
+                for (int64_t i = 0; i < elements; i++) data[i] = static_cast<float>(rng() >> 9) * 0x1p-22f - 1.0f;
+            } else {
+                for (int64_t i = 0; i < elements; i++)
+                    t.store(i, integer ? static_cast<double>(rng() % 9) - 4 : (rng() >> 9) * 0x1p-22 - 1.0);
+            }
         }
         out->storage.push_back(std::move(t));
         out->call.inputs[name] = out->storage.back().cref();
@@ -169,8 +176,8 @@ Status materialise_unguarded(const json &spec, uint32_t seed, MaterialisedCall *
 
 }  // namespace
 
-Status materialise(const json &spec, uint32_t seed, MaterialisedCall *out) {
-    return refusing_exceptions("a malformed call", [&] { return materialise_unguarded(spec, seed, out); });
+Status materialise(const json &spec, uint32_t seed, MaterialisedCall *out, Fill fill) {
+    return refusing_exceptions("a malformed call", [&] { return materialise_unguarded(spec, seed, out, fill); });
 }
 
 }  // namespace gradtune::tooling

@@ -25,7 +25,10 @@ struct MaterialisedCall {
 };
 
 // Fails (Status) on an unknown op, input or attr, or a value of the wrong kind.
-Status materialise(const nlohmann::json &spec, uint32_t seed, MaterialisedCall *out);
+// Inputs without "values" are filled with seeded random values, or left zero
+// where only the call's shapes and attrs matter (kZeros: no time spent).
+enum class Fill { kRandom, kZeros };
+Status materialise(const nlohmann::json &spec, uint32_t seed, MaterialisedCall *out, Fill fill = Fill::kRandom);
 
 // JSON value -> AttrValue of the kind the op declares.
 Status attr_from_json(const AttrSpec &attr, const nlohmann::json &value, AttrValue *out);

@@ -1,6 +1,7 @@
 #include "candidates.h"
 
 #include <algorithm>
+#include <atomic>
 #include <fcntl.h>
 #include <sys/prctl.h>
 #include <csignal>
@@ -81,7 +82,8 @@ std::string tail(const std::string &path, size_t max_chars = 600) {
 CompiledCandidate compile_one(const Candidate &c, const std::string &work_dir, double timeout_s) {
     const BuildInfo &info = build_info();
     const auto start = std::chrono::steady_clock::now();
-    CompiledCandidate out{c, "", "", 0};
+    CompiledCandidate out;
+    out.candidate = c;
     const std::string name = c.function_name();
     const std::string log = work_dir + "/" + name + ".log";
     // The same command line add_halide_library gives the generator for a
@@ -117,12 +119,17 @@ std::vector<CompiledCandidate> compile_candidates(const std::vector<Candidate> &
                                                   const std::string &work_dir, int jobs, double timeout_s) {
     fs::create_directories(work_dir);
     std::vector<CompiledCandidate> out(candidates.size());
-    for (size_t first = 0; first < candidates.size(); first += jobs) {
-        std::vector<std::thread> threads;
-        for (size_t i = first; i < std::min(candidates.size(), first + jobs); i++)
-            threads.emplace_back([&, i] { out[i] = compile_one(candidates[i], work_dir, timeout_s); });
-        for (auto &t : threads) t.join();
-    }
+    // `jobs` workers take the next candidate as soon as they are free: compile
+    // times of one batch differ up to 3x, and lock-step rounds would leave a
+    // core idle behind each slow compile.
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> workers;
+    for (int w = 0; w < std::max(1, jobs); w++)
+        workers.emplace_back([&] {
+            for (size_t i = next++; i < candidates.size(); i = next++)
+                out[i] = compile_one(candidates[i], work_dir, timeout_s);
+        });
+    for (auto &t : workers) t.join();
     return out;
 }
 

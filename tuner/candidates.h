@@ -24,6 +24,10 @@ struct Candidate {
 struct CompiledCandidate {
     Candidate candidate;
     std::string shared_object;  // empty when compilation failed
+    // The library's own variant with these knobs, measured as shipped instead
+    // of compiled again (structure defaults and every class's records are
+    // compiled into the library); empty for a candidate that was compiled.
+    std::string library_variant;
     std::string error;          // the generator's or linker's last output lines
     double compile_s = 0;
     bool timed_out = false;     // the generator was killed after the timeout

@@ -44,6 +44,10 @@ std::optional<int> parse_command_line(int argc, const char *const *argv, const C
     tune_cmd->add_option("--budget", c.tune.budget_s, "wall-clock budget in seconds")->capture_default_str();
     tune_cmd->add_option("--max-trials", c.tune.max_trials, "candidates at most, counting those already in the log (0: no limit)");
     tune_cmd->add_option("--log", c.tune.log_path, "trials log")->capture_default_str();
+    bool no_record_seeds = false;
+    tune_cmd->add_flag("--no-record-seeds", no_record_seeds,
+                       "start from the space's defaults and algorithm seeds only, not from the structure defaults "
+                       "and committed records");
     tune_cmd->add_option("--work-dir", c.tune.work_dir, "where candidates are compiled");
     tune_cmd->add_option("--seed", c.tune.seed, "sampling seed")->capture_default_str();
     std::string shard;
@@ -142,6 +146,7 @@ std::optional<int> parse_command_line(int argc, const char *const *argv, const C
         const std::optional<Device> d = device_from_string(device);
         if (!d) return refuse(err, "gradtune tune: --device must be cpu or cuda");
         c.tune.device = *d;
+        c.tune.record_seeds = !no_record_seeds;
         if (!shard.empty()) {
             int k = -1, n = 0;
             char rest = 0;

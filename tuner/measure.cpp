@@ -67,7 +67,7 @@ std::vector<Timing> time_interleaved(const std::vector<SelfTimed> &participants,
         double once = 0;
         timing[i].status = participants[i](1, &once);
         if (!timing[i].status.ok()) continue;
-        timing[i].status = participants[i](1, &once);
+        if (!options.warm) timing[i].status = participants[i](1, &once);
         iterations[i] = static_cast<int>(
             std::clamp(std::ceil(options.min_sample_ms / std::max(once, 1e-4)), 1.0, options.max_iterations));
     }

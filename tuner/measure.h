@@ -23,6 +23,9 @@ struct MeasureOptions {
     int samples = 7;
     double min_sample_ms = 20;  // each sample runs enough calls to last this long
     double max_iterations = 1000;
+    // Every participant has run before (the tuner's correctness call): the
+    // first call calibrates, no separate warm-up call.
+    bool warm = false;
     // The tuner's cut for clear losers: a candidate whose first call takes
     // more than slow_factor times the generic variant's and longer than a
     // sample is reported "slow" with that one call instead of being timed.

@@ -1,7 +1,8 @@
 // The tuner: groups the suite's calls by (op, device, structure), draws
 // candidates per group (defaults, committed records, random, then the
 // one-knob neighbours of the group's and each shape's best), compiles a
-// batch of them in parallel, then measures the batch in a child process
+// batch of them in parallel (a candidate the library already holds compiled
+// is measured as shipped instead), then measures the batch in a child process
 // with nothing else running, and appends every result to the trials log.
 // Killed and restarted, it skips what the log holds.
 #include "tune.h"
@@ -31,6 +32,7 @@
 #include "call_json.h"
 #include "candidates.h"
 #include "gradtune/variants.h"
+#include "npy.h"
 #include "records.h"
 #include "suite.h"
 #include "trials.h"
@@ -169,6 +171,27 @@ double group_speedup(const Group &g, const Knobs &knobs, const std::map<std::str
     return std::exp(log_sum / g.shapes.size());
 }
 
+// The name of the library's variant that is this candidate, if the build
+// holds one (the seeds from the structure defaults and every class's
+// records usually are): the tuner measures that code, as shipped, at no
+// compile cost, which is most of a first batch on a machine without records.
+std::string library_variant(const Group &g, const Knobs &knobs) {
+    const std::string text = knobs_text(knobs);
+    for (const VariantInfo &v : Variants(g.op)) {
+        if (v.generic || v.device != g.device || v.dtype != g.structure.dtype ||
+            v.data_format != g.structure.data_format || v.knobs != text ||
+            v.structure.size() != g.structure.fixed.size())
+            continue;
+        bool same = true;
+        for (const auto &[name, value] : g.structure.fixed) {
+            auto it = v.structure.find(name);
+            same = same && it != v.structure.end() && it->second == value;
+        }
+        if (same) return v.name;
+    }
+    return "";
+}
+
 Trial prototype_trial(const Group &g) {
     const BuildInfo &info = build_info();
     Trial t;
@@ -247,7 +270,7 @@ int tune(const TuneOptions &options) {
         }
         MaterialisedCall m;
         CallInfo ci;
-        Status st = materialise(e.call, 1, &m);
+        Status st = materialise(e.call, 1, &m, Fill::kZeros);  // shapes and attrs are all grouping needs
         if (st.ok()) st = DescribeCall(m.call, &ci);
         if (!st.ok()) {
             std::cerr << "gradtune tune: suite entry " << e.name() << " is not a valid call: " << st.ToString() << "\n";
@@ -334,6 +357,7 @@ int tune(const TuneOptions &options) {
                 }
             }
         };
+        if (!options.record_seeds) continue;
         for (const StructureDefault &d : structure_defaults) seed(d.op, d.device, d.structure, d.knobs);
         for (const std::string &klass : classes) {
             const std::string path = info.records_dir + "/" + klass + "/" + g.op + ".json";
@@ -347,10 +371,27 @@ int tune(const TuneOptions &options) {
         }
     }
 
+    // The seeds the library holds compiled (the structure defaults and the
+    // records of every class, transferred ones included) go first: they are
+    // the likeliest winners and cost no compile.
+    for (Group &g : groups)
+        std::stable_partition(g.queue.begin(), g.queue.end(),
+                              [&](const Knobs &k) { return !library_variant(g, k).empty(); });
+
     std::cerr << "gradtune tune: " << groups.size() << " structure group(s), budget " << clock_text(options.budget_s)
               << (options.max_trials ? ", at most " + std::to_string(options.max_trials) + " candidates" : "")
               << ", log " << options.log_path << "\n";
     for (const Group &g : groups) std::cerr << "  " << g.label() << "\n";
+
+    // The generic variant is timed and run for reference once per shape and
+    // run, not in every batch: at N=32 one generic call of a large dense
+    // gradient takes seconds, and a batch timed it 8 times per shape. Its
+    // outputs wait in <work dir>/reference for the later batches.
+    std::map<std::string, json> generic_timing;  // shape key -> {median_ms, spread_pct}
+    const std::string reference_dir = options.work_dir + "/reference";
+    fs::remove_all(reference_dir);
+    fs::create_directories(reference_dir);
+    auto shape_key = [](const Group &g, size_t s) { return g.op + "|" + g.shapes[s]->call.dump(); };
 
     int measured = 0, resumed = 0, batches = 0;
     // The tuning curve: best-so-far geomean speedup of each group after each
@@ -464,8 +505,19 @@ int tune(const TuneOptions &options) {
         // not logged (it did not fail) but handed out again by a later run.
         const double time_left = std::max(1.0, options.budget_s - seconds_since(start));
         const bool budget_bound = time_left < options.compile_timeout_s;
-        std::vector<CompiledCandidate> compiled =
-            compile_candidates(batch, options.work_dir, options.jobs, std::min(options.compile_timeout_s, time_left));
+        std::vector<CompiledCandidate> compiled(batch.size());
+        std::vector<Candidate> to_compile;
+        std::vector<size_t> compiled_index;
+        for (size_t i = 0; i < batch.size(); i++) {
+            compiled[i].candidate = batch[i];
+            compiled[i].library_variant = library_variant(g, batch[i].knobs);
+            if (!compiled[i].library_variant.empty()) continue;
+            to_compile.push_back(batch[i]);
+            compiled_index.push_back(i);
+        }
+        std::vector<CompiledCandidate> fresh =
+            compile_candidates(to_compile, options.work_dir, options.jobs, std::min(options.compile_timeout_s, time_left));
+        for (size_t j = 0; j < fresh.size(); j++) compiled[compiled_index[j]] = std::move(fresh[j]);
         const double compile_seconds = seconds_since(batch_start);
         for (CompiledCandidate &c : compiled) {
             if (!(c.timed_out && budget_bound)) continue;
@@ -478,8 +530,37 @@ int tune(const TuneOptions &options) {
                                         {"min_sample_ms", options.measure.min_sample_ms},
                                         {"slow_factor", options.measure.slow_factor}}},
                            {"device", to_string(g.device)}};
-        for (const SuiteEntry *e : g.shapes) batch_file["shapes"].push_back({{"shape_id", e->name()}, {"call", e->call}});
+        // Per shape: the cached generic timing and reference, and the
+        // fastest time measured so far (a candidate far slower than it is
+        // logged "slow" after one call instead of being timed).
+        std::vector<double> best_ms(g.shapes.size(), 0);
+        for (const Trial &t : log.trials()) {
+            if (t.status != "ok" || t.median_ms <= 0 || t.op != g.op || t.device != g.device ||
+                t.structure != g.structure)
+                continue;
+            for (size_t s = 0; s < g.shapes.size(); s++)
+                if (t.shape == g.infos[s].shape && t.padding == g.infos[s].padding &&
+                    (best_ms[s] == 0 || t.median_ms < best_ms[s]))
+                    best_ms[s] = t.median_ms;
+        }
+        for (size_t s = 0; s < g.shapes.size(); s++) {
+            char prefix[32];
+            std::snprintf(prefix, sizeof prefix, "%016llx",
+                          static_cast<unsigned long long>(fnv1a(std::string(to_string(g.device)) + "|" + shape_key(g, s))));
+            json shape = {{"shape_id", g.shapes[s]->name()},
+                          {"call", g.shapes[s]->call},
+                          {"reference", reference_dir + "/" + prefix}};
+            if (auto it = generic_timing.find(shape_key(g, s)); it != generic_timing.end()) shape["generic"] = it->second;
+            if (best_ms[s] > 0) shape["best_ms"] = best_ms[s];
+            batch_file["shapes"].push_back(shape);
+        }
         for (size_t i = 0; i < compiled.size(); i++) {
+            if (!compiled[i].library_variant.empty()) {
+                batch_file["candidates"].push_back({{"index", i},
+                                                    {"variant", compiled[i].library_variant},
+                                                    {"structure", gradtune::to_json(g.structure)}});
+                continue;
+            }
             if (compiled[i].shared_object.empty()) {
                 if (compiled[i].error.empty()) continue;  // cut short by the budget
                 std::vector<Trial> failed_to_compile;
@@ -550,6 +631,9 @@ int tune(const TuneOptions &options) {
                 t.shape = g.infos[s].shape;
                 t.call = g.shapes[s]->call;
                 read_measurement(r, &t);
+                if (t.status == "ok" && t.generic_median_ms > 0)
+                    generic_timing.emplace(shape_key(g, s), json{{"median_ms", t.generic_median_ms},
+                                                                 {"spread_pct", t.generic_spread_pct}});
                 t.compile_s = compiled[i].compile_s;
                 t.timestamp = now_utc();
                 t.seed = options.seed;
@@ -596,7 +680,8 @@ int tune(const TuneOptions &options) {
                     reported.insert(i);
                 }
                 for (size_t i = 0; i < compiled.size(); i++) {
-                    if (!compiled[i].shared_object.empty() && !reported.count(i)) {
+                    if ((!compiled[i].shared_object.empty() || !compiled[i].library_variant.empty()) &&
+                        !reported.count(i)) {
                         g.tried.erase(knobs_text(compiled[i].candidate.knobs));
                         g.queue.push_front(compiled[i].candidate.knobs);
                     }
@@ -630,8 +715,11 @@ int tune(const TuneOptions &options) {
              << measured << " measured, " << resumed << " resumed | " << g.op << " " << g.structure.key()
              << ": best " << std::fixed;
         line.precision(2);
+        const auto from_library = std::count_if(compiled.begin(), compiled.end(),
+                                                [](const CompiledCandidate &c) { return !c.library_variant.empty(); });
         line << best << "x over generic (geomean of " << g.shapes.size() << " shapes; batch of " << batch.size()
-             << ": compile " << compile_seconds << " s, measure " << seconds_since(batch_start) - compile_seconds
+             << (from_library ? ", " + std::to_string(from_library) + " from the library" : "") << ": compile "
+             << compile_seconds << " s, measure " << seconds_since(batch_start) - compile_seconds
              << " s)";
         if (tty) {
             std::cerr << "\r\033[K" << line.str() << std::flush;
@@ -640,6 +728,7 @@ int tune(const TuneOptions &options) {
         }
     }
     if (tty) std::cerr << "\n";
+    fs::remove_all(reference_dir);
     const double elapsed = seconds_since(start);
     char rate[32];
     std::snprintf(rate, sizeof rate, "%.1f", elapsed > 0 ? 60.0 * measured / elapsed : 0.0);
@@ -666,10 +755,15 @@ int measure_batch(const std::string &batch_path) {
     struct Loaded {
         size_t index;
         ExternalKernel kernel;
+        std::string variant;  // the library's own variant instead of a compiled one
     };
     std::vector<Loaded> loaded;
     for (const json &c : batch["candidates"]) {
-        Loaded l{c.at("index").get<size_t>(), {}};
+        Loaded l{c.at("index").get<size_t>(), {}, c.value("variant", "")};
+        if (!l.variant.empty()) {
+            loaded.push_back(std::move(l));
+            continue;
+        }
         void *handle = dlopen(c.at("shared_object").get<std::string>().c_str(), RTLD_NOW | RTLD_LOCAL);
         if (!handle) {
             std::cout << json{{"candidate", l.index}, {"shape_id", ""}, {"status", "failed"}, {"error", dlerror()}}
@@ -695,25 +789,58 @@ int measure_batch(const std::string &batch_path) {
         RunOptions generic;
         generic.device = device;
         generic.variant = generic_variant(info, device);
+        // The reference: the generic variant's outputs, run here or read
+        // back from an earlier batch of the run (<reference>-<output>.npy).
         std::vector<Tensor> reference;
-        auto call_start = std::chrono::steady_clock::now();
-        if (st.ok()) st = RunOp(m.call, &reference, generic);
-        const double generic_call_ms = 1e3 * seconds_since(call_start);
+        const std::string reference_prefix = shape.value("reference", "");
+        for (int o = 0; st.ok() && !reference_prefix.empty(); o++) {
+            const std::string path = reference_prefix + "-" + std::to_string(o) + ".npy";
+            if (!std::filesystem::exists(path)) break;
+            reference.emplace_back();
+            if (!read_npy(path, &reference.back()).ok()) reference.clear();
+        }
+        const bool cached = !reference.empty();
+        double generic_call_ms = 0;
+        if (st.ok() && !cached) {
+            const auto generic_start = std::chrono::steady_clock::now();
+            st = RunOp(m.call, &reference, generic);
+            generic_call_ms = 1e3 * seconds_since(generic_start);
+            for (size_t o = 0; st.ok() && !reference_prefix.empty() && o < reference.size(); o++) {
+                const std::string path = reference_prefix + "-" + std::to_string(o) + ".npy";
+                if (!write_npy(path + ".tmp", reference[o]).ok()) break;  // a full disk: no cache, no harm
+                std::filesystem::rename(path + ".tmp", path);
+            }
+        }
         if (!st.ok()) {
             std::cerr << "gradtune measure: " << shape_id << ": " << st.ToString() << "\n";
             return 3;
         }
+        // The generic variant is timed side by side with the candidates of
+        // a shape's first batch; later batches get that timing.
+        const bool generic_known = shape.contains("generic");
+        const double generic_ms =
+            generic_known ? shape["generic"].value("median_ms", 0.0) : generic_call_ms;
+        // The cut for clear losers, against the generic variant or the
+        // fastest candidate measured so far on the shape, whichever is faster.
+        double cut_ms = options.slow_factor * generic_ms;
+        if (const double best = shape.value("best_ms", 0.0); best > 0)
+            cut_ms = std::min(cut_ms, options.slow_factor * best);
         // Correctness first: each candidate against the generic variant.
         std::vector<std::function<Status()>> participants;
         std::vector<std::vector<Tensor>> outputs(loaded.size() + 1, reference);
-        participants.push_back([&, generic] { return RunOp(m.call, &outputs[0], generic); });
+        if (!generic_known) participants.push_back([&, generic] { return RunOp(m.call, &outputs[0], generic); });
+        std::chrono::steady_clock::time_point call_start;
         std::vector<size_t> timed;  // indices into `loaded`
         for (size_t i = 0; i < loaded.size(); i++) {
             std::cout << json{{"running", loaded[i].index}, {"shape_id", shape_id}} << std::endl;
             inject_fault(++candidate_calls);
             RunOptions o;
             o.device = device;
-            o.external_kernel = &loaded[i].kernel;
+            if (loaded[i].variant.empty()) {
+                o.external_kernel = &loaded[i].kernel;
+            } else {
+                o.variant = loaded[i].variant;
+            }
             std::vector<Tensor> got;
             call_start = std::chrono::steady_clock::now();
             Status run = RunOp(m.call, &got, o);
@@ -732,17 +859,18 @@ int measure_batch(const std::string &batch_path) {
             // seconds a call) and it can never be a record. Both times are
             // of a first call into a fresh output; calls shorter than a
             // sample cost no more to time than the cut would save.
-            if (call_ms > options.slow_factor * generic_call_ms && call_ms > options.min_sample_ms) {
+            if (call_ms > cut_ms && call_ms > options.min_sample_ms) {
                 std::cout << json{{"candidate", loaded[i].index},
                                   {"shape_id", shape_id},
                                   {"status", "slow"},
-                                  {"error", "one call took " + ratio_text(call_ms / generic_call_ms) +
-                                                " the generic variant's; not timed further"},
+                                  {"error", "one call took " + ratio_text(call_ms / generic_ms) +
+                                                " the generic variant's (" + ratio_text(call_ms / cut_ms * options.slow_factor) +
+                                                " the fastest so far); not timed further"},
                                   {"median_ms", call_ms},
                                   {"min_ms", call_ms},
                                   {"samples", 1},
                                   {"iterations", 1},
-                                  {"generic_median_ms", generic_call_ms},
+                                  {"generic_median_ms", generic_ms},
                                   {"threads", threads}}
                           << std::endl;
                 continue;
@@ -753,9 +881,19 @@ int measure_batch(const std::string &batch_path) {
         // Every candidate ran once on this shape: a crash from here on is no
         // one candidate's (the parent blames nobody).
         std::cout << json{{"timing", shape_id}} << std::endl;
-        std::vector<Timing> timing = time_interleaved(participants, options);
+        MeasureOptions warm = options;
+        warm.warm = true;  // the candidates ran for the check above, the generic for the reference
+        std::vector<Timing> timing = time_interleaved(participants, warm);
+        Timing generic_timing;
+        if (generic_known) {
+            generic_timing.median_ms = generic_ms;
+            generic_timing.spread_pct = shape["generic"].value("spread_pct", 0.0);
+        } else if (!timing.empty()) {
+            generic_timing = timing.front();
+            timing.erase(timing.begin());
+        }
         for (size_t k = 0; k < timed.size(); k++) {
-            const Timing &t = timing[k + 1];
+            const Timing &t = timing[k];
             std::cout << json{{"candidate", loaded[timed[k]].index},
                               {"shape_id", shape_id},
                               {"status", t.status.ok() ? "ok" : "failed"},
@@ -765,8 +903,8 @@ int measure_batch(const std::string &batch_path) {
                               {"spread_pct", t.spread_pct},
                               {"samples", t.samples},
                               {"iterations", t.iterations},
-                              {"generic_median_ms", timing[0].median_ms},
-                              {"generic_spread_pct", timing[0].spread_pct},
+                              {"generic_median_ms", generic_timing.median_ms},
+                              {"generic_spread_pct", generic_timing.spread_pct},
                               {"threads", threads}}
                       << std::endl;
         }

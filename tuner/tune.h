@@ -17,6 +17,7 @@ struct TuneOptions {
     int top = 0;                          // with journal_path: the `top` heaviest signatures (0: all)
     double budget_s = 300;                // wall-clock budget for the whole run
     int max_trials = 0;                   // candidates to measure at most (0 = no limit)
+    bool record_seeds = true;             // seed with the structure defaults and every class's records
     std::string log_path;                 // trials log (JSON lines)
     std::string work_dir;                 // compiled candidates
     uint64_t seed = 1;
