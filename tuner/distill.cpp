@@ -33,26 +33,37 @@ double relative_time(const Trial &t) { return t.median_ms / t.generic_median_ms;
 // settings measured ok on every core shape of the group, the one whose worst
 // ratio to each core shape's best is lowest (times relative to the generic
 // variant's, as everywhere in distill). The core shapes are those measured
-// with at least half as many settings as the group's most measured shape: a
-// few shapes a retune adds later (with their own exact records) do not
-// shrink the pool of settings the default is chosen from. The tuner seeds
+// with at least half as many settings as the group's most measured shape,
+// counting the settings cut as slow there (a clear loser is a measurement
+// too: without it a group whose large shape cut most settings would choose
+// its default on the small shape alone): a few shapes a retune adds later
+// (with their own exact records) do not shrink the pool of settings the
+// default is chosen from. The tuner seeds
 // every group with the records of every class and the previous default, so
 // the choice ranges over all of them and the tuner's own candidates.
-void distill_defaults(const std::vector<const Trial *> &usable, const DistillOptions &options,
+void distill_defaults(const std::vector<const Trial *> &trials, const DistillOptions &options,
                       const std::string &klass) {
     struct Group {
         const Trial *first = nullptr;
         std::map<std::string, double> best;  // shape key -> best relative time
         std::map<std::string, int> settings;  // shape key -> settings measured on it
         std::map<std::string, std::map<std::string, double>> times;  // knobs text -> shape key -> relative time
+        std::map<std::string, std::set<std::string>> slow;  // knobs text -> shapes it was cut on
         std::map<std::string, Knobs> knobs;
     };
     std::map<std::string, Group> groups;
-    for (const Trial *trial : usable) {
+    for (const Trial *trial : trials) {
         const Trial &t = *trial;
         Group &g = groups[t.op + "|" + to_string(t.device) + "|" + t.structure.key()];
         if (!g.first) g.first = &t;
         const std::string shape = t.shape_key(), text = knobs_text(t.knobs);
+        if (t.status == "slow") {
+            auto ok = g.times.find(text);
+            const bool measured_ok = ok != g.times.end() && ok->second.count(shape);
+            if (!measured_ok && g.slow[text].insert(shape).second) g.settings[shape]++;
+            continue;
+        }
+        if (g.slow[text].erase(shape)) g.settings[shape]--;  // measured ok after all
         const double relative = relative_time(t);
         auto best = g.best.find(shape);
         if (best == g.best.end() || relative < best->second) g.best[shape] = relative;
@@ -101,9 +112,9 @@ void distill_defaults(const std::vector<const Trial *> &usable, const DistillOpt
         d.measured_on = klass;
         d.chosen_by = "lowest worst-case time ratio to each shape's best (" + std::string(ratio) + ") among " +
                       std::to_string(eligible) + " settings measured on " +
-                      (core.size() == g.best.size() ? "all " + std::to_string(core.size())
-                                                    : std::to_string(core.size()) + " of the " +
-                                                          std::to_string(g.best.size())) +
+                      (core.size() == g.settings.size() ? "all " + std::to_string(core.size())
+                                                        : std::to_string(core.size()) + " of the " +
+                                                              std::to_string(g.settings.size())) +
                       " shapes of the group on " + klass +
                       " (seeded with every class's records, the previous default and the space's defaults)";
         chosen[t.op].push_back(d);
@@ -292,11 +303,15 @@ int distill(const DistillOptions &options) {
         return 2;
     }
     // The ok trials that still fit this build; the best per record key.
-    std::vector<const Trial *> usable;
+    // Slow ones (cut after one call at several times a shape's best) never
+    // become records, but they tell the structure defaults that a setting
+    // loses on that shape: without them a group whose larger shape cut most
+    // settings would choose its default on the smaller shape alone.
+    std::vector<const Trial *> usable, slow;
     std::map<std::string, const Trial *> best;
     int stale = 0;
     for (const Trial &t : log.trials()) {
-        if (t.status != "ok") continue;
+        if (t.status != "ok" && t.status != "slow") continue;
         // A trial the build would refuse as a record (a knob unknown to the
         // op's space, an illegal value or structure, no time) never becomes
         // one: the next configure step would stop on it.
@@ -316,6 +331,10 @@ int distill(const DistillOptions &options) {
         if (!staleness(t, info.halide_version).empty() ||
             target_class(t.target) != info.target_class()) {
             stale++;
+            continue;
+        }
+        if (t.status == "slow") {
+            slow.push_back(&t);
             continue;
         }
         usable.push_back(&t);
@@ -384,7 +403,11 @@ int distill(const DistillOptions &options) {
         write_record_file(path, file);
         std::cerr << "gradtune distill: " << path << ": " << file.records.size() << " record(s)\n";
     }
-    if (!options.defaults_dir.empty()) distill_defaults(usable, options, klass);
+    if (!options.defaults_dir.empty()) {
+        std::vector<const Trial *> timed = usable;
+        timed.insert(timed.end(), slow.begin(), slow.end());
+        distill_defaults(timed, options, klass);
+    }
     for (const auto &[key, t] : best) {
         const double speedup = t->generic_median_ms / t->median_ms;
         std::cerr << "  " << t->op << " " << t->shape_id << " " << t->shape_key() << ": " << speedup

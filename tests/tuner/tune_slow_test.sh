@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The tuner's cut for clear losers: with --slow-factor 0 and no minimum
 # sample length every candidate counts as slower than the generic variant, so
-# each is logged "slow" with its one untimed call, and distill keeps none.
+# each is logged "slow" with its one untimed call, and distill keeps none, neither
+# as a record nor as a structure default.
 # Usage: tune_slow_test.sh <gradtune> <python> <tiny_suite.json>
 set -euo pipefail
 gradtune="$1"; python="$2"; suite="$3"
@@ -26,5 +27,8 @@ PY
 "$gradtune" distill --log "$log" --records-dir "$work/records" --defaults-dir "$work/defaults" >"$work/distill.log" 2>&1 || { cat "$work/distill.log"; exit 1; }
 if grep -rq '"knobs"' "$work/records" 2>/dev/null; then
   echo "distill kept a record of a slow candidate"; cat "$work/distill.log"; exit 1
+fi
+if grep -rq '"knobs"' "$work/defaults" 2>/dev/null; then
+  echo "distill chose a structure default among slow candidates only"; cat "$work/distill.log"; exit 1
 fi
 echo "slow candidates logged, not timed, not distilled"
