@@ -38,9 +38,9 @@ double relative_time(const Trial &t) { return t.median_ms / t.generic_median_ms;
 // too: without it a group whose large shape cut most settings would choose
 // its default on the small shape alone): a few shapes a retune adds later
 // (with their own exact records) do not shrink the pool of settings the
-// default is chosen from. The tuner seeds
-// every group with the records of every class and the previous default, so
-// the choice ranges over all of them and the tuner's own candidates.
+// default is chosen from. The tuner seeds every group with the records of
+// every class and the previous default, so the choice ranges over all of
+// them and the tuner's own candidates.
 void distill_defaults(const std::vector<const Trial *> &trials, const DistillOptions &options,
                       const std::string &klass) {
     struct Group {
@@ -307,7 +307,7 @@ int distill(const DistillOptions &options) {
     // become records, but they tell the structure defaults that a setting
     // loses on that shape: without them a group whose larger shape cut most
     // settings would choose its default on the smaller shape alone.
-    std::vector<const Trial *> usable, slow;
+    std::vector<const Trial *> usable, timed;  // timed: the usable ones and the slow ones
     std::map<std::string, const Trial *> best;
     int stale = 0;
     for (const Trial &t : log.trials()) {
@@ -333,10 +333,8 @@ int distill(const DistillOptions &options) {
             stale++;
             continue;
         }
-        if (t.status == "slow") {
-            slow.push_back(&t);
-            continue;
-        }
+        timed.push_back(&t);
+        if (t.status == "slow") continue;
         usable.push_back(&t);
         const std::string key = record_key(t);
         auto it = best.find(key);
@@ -403,11 +401,7 @@ int distill(const DistillOptions &options) {
         write_record_file(path, file);
         std::cerr << "gradtune distill: " << path << ": " << file.records.size() << " record(s)\n";
     }
-    if (!options.defaults_dir.empty()) {
-        std::vector<const Trial *> timed = usable;
-        timed.insert(timed.end(), slow.begin(), slow.end());
-        distill_defaults(timed, options, klass);
-    }
+    if (!options.defaults_dir.empty()) distill_defaults(timed, options, klass);
     for (const auto &[key, t] : best) {
         const double speedup = t->generic_median_ms / t->median_ms;
         std::cerr << "  " << t->op << " " << t->shape_id << " " << t->shape_key() << ": " << speedup
