@@ -63,7 +63,8 @@ void distill_defaults(const std::vector<const Trial *> &trials, const DistillOpt
             if (!measured_ok && g.slow[text].insert(shape).second) g.settings[shape]++;
             continue;
         }
-        if (g.slow[text].erase(shape)) g.settings[shape]--;  // measured ok after all
+        if (auto cut = g.slow.find(text); cut != g.slow.end() && cut->second.erase(shape))
+            g.settings[shape]--;  // measured ok after all
         const double relative = relative_time(t);
         auto best = g.best.find(shape);
         if (best == g.best.end() || relative < best->second) g.best[shape] = relative;

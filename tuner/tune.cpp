@@ -109,12 +109,12 @@ std::string compare_outputs(const std::vector<Tensor> &got, const std::vector<Te
         double diff = 0, scale = 0;
         const int64_t elements = got[o].num_elements();
         for (int64_t i = 0; i < elements; i++) {
-            const double d = std::fabs(got[o].load(i) - want[o].load(i));
-            if (std::isnan(d) && !std::isnan(want[o].load(i)))  // std::max would skip it
+            const double w = want[o].load(i), d = std::fabs(got[o].load(i) - w);
+            if (std::isnan(d) && !std::isnan(w))  // std::max would skip it
                 return "output " + std::to_string(o) + " has NaN at element " + std::to_string(i) +
                        " (left unwritten, or computed so) where the generic variant has a number";
             if (d > diff) diff = d;
-            scale = std::max(scale, std::fabs(want[o].load(i)));
+            scale = std::max(scale, std::fabs(w));
         }
         const double error = scale > 0 ? diff / scale : diff;
         // Both sides carry rounding error: twice the tests' tolerance.
