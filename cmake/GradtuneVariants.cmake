@@ -7,9 +7,11 @@
 #    gradtune_add_variant() per variant: own-class records, records transferred
 #    from other classes, structure defaults, generic variants) and
 #    variant_table.cpp (the runtime's dispatch table).
-# 2. gradtune_add_variant(): one add_halide_library per variant, CPU variants
-#    for every target of GRADTUNE_CPU_TARGET_LIST, all sharing one Halide
-#    runtime (gradtune_halide_runtime).
+# 2. gradtune_add_variant(): one add_halide_library per variant, all sharing
+#    one Halide runtime (gradtune_halide_runtime). CPU variants are compiled
+#    for every target of GRADTUNE_CPU_TARGET_LIST, except tuned records
+#    (TUNED): for GRADTUNE_TUNED_CPU_TARGET_LIST, the targets at this
+#    machine's ISA level (cmake/GradtuneDependencies.cmake says why).
 
 # The records tool, compiled now (configure time) from the same sources the
 # tuner links.
@@ -42,9 +44,18 @@ set(_cuda_args "")
 if (GRADTUNE_CUDA)
     set(_cuda_args --cuda-target "${GRADTUNE_CUDA_TARGET}")
 endif ()
+# Where tuned records get fewer targets than the rest, the runtime must know
+# which CPUs can run them: the tool writes those targets' feature lists into
+# the table.
+set(_tuned_args "")
+if (NOT GRADTUNE_TUNED_CPU_TARGET_LIST STREQUAL GRADTUNE_CPU_TARGET_LIST)
+    foreach (_t IN LISTS GRADTUNE_TUNED_CPU_TARGET_LIST)
+        list(APPEND _tuned_args --tuned-cpu-target "${_t}")
+    endforeach ()
+endif ()
 execute_process(
     COMMAND "${_tool}" --records "${GRADTUNE_RECORDS_DIR}" --defaults "${GRADTUNE_DEFAULTS_DIR}"
-            --cpu-target "${GRADTUNE_CPU_TARGET}" ${_cuda_args}
+            --cpu-target "${GRADTUNE_CPU_TARGET}" ${_cuda_args} ${_tuned_args}
             --halide-version "${GRADTUNE_HALIDE_VERSION}"
             --cmake-out "${CMAKE_CURRENT_BINARY_DIR}/variants.cmake"
             --table-out "${CMAKE_CURRENT_BINARY_DIR}/variant_table.cpp"
@@ -64,9 +75,11 @@ set(GRADTUNE_VARIANT_OBJECTS "")
 set(GRADTUNE_VARIANT_NAMES "")
 
 function(gradtune_add_variant name)
-    cmake_parse_arguments(PARSE_ARGV 1 ARG "" "GENERATOR;DEVICE" "PARAMS")
+    cmake_parse_arguments(PARSE_ARGV 1 ARG "TUNED" "GENERATOR;DEVICE" "PARAMS")
     if (ARG_DEVICE STREQUAL "cuda")
         set(target "${GRADTUNE_CUDA_TARGET}")
+    elseif (ARG_TUNED)
+        set(target ${GRADTUNE_TUNED_CPU_TARGET_LIST})
     else ()
         set(target ${GRADTUNE_CPU_TARGET_LIST})
     endif ()

@@ -158,6 +158,34 @@ TEST_CASE("dispatch prefers exact, then transferred, nearest, the structure defa
     CHECK(select_kernel(f64, {}, t.kernels, t.tuned, &s).code() == StatusCode::kUnimplemented);
 }
 
+TEST_CASE("on a CPU below the build's ISA level tuned records give way to the default and generic", "[dispatch]") {
+    // Tuned records are compiled only for the build machine's ISA level; a CPU
+    // that can use none of those targets is served as if it had no records.
+    Table t;
+    for (Kernel &k : t.kernels)
+        k.tuned_targets_only = !k.structure_default && std::string(k.name).find("generic") == std::string::npos;
+    Selection s;
+    REQUIRE(select_kernel(call(3, 1, 32, 112, 32), {}, t.kernels, t.tuned, &s, /*tuned_usable=*/true).ok());
+    CHECK(s.name == "op_k3_b");
+    // The shape measured with the generic variant fastest is the only record
+    // left of this structure: exact for its shape, nearest for the others.
+    REQUIRE(select_kernel(call(3, 1, 32, 112, 32), {}, t.kernels, t.tuned, &s, /*tuned_usable=*/false).ok());
+    CHECK(s.name == "op_generic");
+    CHECK(s.tier == "nearest");
+    REQUIRE(select_kernel(call(3, 1, 32, 14, 576), {}, t.kernels, t.tuned, &s, false).ok());
+    CHECK(s.tier == "exact");
+    REQUIRE(select_kernel(call(3, 2, 1, 112, 96), {}, t.kernels, t.tuned, &s, false).ok());
+    CHECK(s.tier == "generic");
+    REQUIRE(select_kernel(call(5, 1, 1, 112, 32), {}, t.kernels, t.tuned, &s, false).ok());
+    CHECK(s.name == "op_k5_default");
+    // Forcing one by name is refused with the reason, not run.
+    RunOptions forced;
+    forced.variant = "op_k3_a";
+    Status st = select_kernel(call(3, 1, 1, 9, 9), forced, t.kernels, t.tuned, &s, false);
+    CHECK(st.code() == StatusCode::kUnimplemented);
+    CHECK(st.message().find("ISA level") != std::string::npos);
+}
+
 TEST_CASE("a forced variant must fit the call", "[dispatch]") {
     Table t;
     Selection s;
@@ -208,7 +236,7 @@ TEST_CASE("the verbose report of real calls names the variant dispatch chose", "
     CHECK(line.find("DepthwiseConv2dNativeBackpropInput_cpu_float32_NHWC_generic") != std::string::npos);
     int tuned = 0;
     for (const VariantInfo &v : Variants("DepthwiseConv2dNativeBackpropInput")) {
-        if (v.device != Device::cpu || v.dtype != "float32" || v.data_format != "NHWC") continue;
+        if (v.device != Device::cpu || !v.runs_here || v.dtype != "float32" || v.data_format != "NHWC") continue;
         for (const TunedShapeInfo &ts : v.tuned_for) {
             if (ts.padding != "SAME" || v.structure.at("depth_multiplier") != 1 ||
                 v.structure.at("dilation_height") != 1 || v.structure.at("dilation_width") != 1)
@@ -244,6 +272,16 @@ TEST_CASE("GRADTUNE_MAX_CPU_ISA=avx2 keeps the multi-target kernels off AVX-512"
                 .ok());
     // Halide's wrapper asked for the AVX-512 targets first and was refused.
     CHECK(cpu_targets_refused() > 0);
+    // Tuned records are compiled for the AVX-512 targets alone (where the
+    // build machine has AVX-512): none may run, and none is listed as runnable.
+    int tuned_only = 0, not_here = 0;
+    for (const Kernel &k : kernels()) tuned_only += k.tuned_targets_only;
+    for (const VariantInfo &v : Variants()) {
+        if (v.generic || v.structure_default) CHECK(v.runs_here);
+        not_here += !v.runs_here;
+    }
+    CHECK(not_here == tuned_only);
+    if (tuned_only > 0) CHECK_FALSE(tuned_cpu_variants_usable());
 }
 
 TEST_CASE("the shape journal: whole lines, running totals per signature, threads, an unwritable path", "[journal]") {

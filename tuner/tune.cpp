@@ -182,7 +182,7 @@ double group_speedup(const Group &g, const Knobs &knobs, const std::map<std::str
 std::string library_variant(const Group &g, const Knobs &knobs) {
     const std::string text = knobs_text(knobs);
     for (const VariantInfo &v : Variants(g.op)) {
-        if (v.generic || v.device != g.device || v.dtype != g.structure.dtype ||
+        if (v.generic || !v.runs_here || v.device != g.device || v.dtype != g.structure.dtype ||
             v.data_format != g.structure.data_format || v.knobs != text ||
             v.structure.size() != g.structure.fixed.size())
             continue;

@@ -1,5 +1,7 @@
 #include "dispatch.h"
 
+#include "halide_call.h"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -80,7 +82,7 @@ bool fits(const Kernel &kernel, const CallInfo &call, Device device) {
 }
 
 Status select_kernel(const CallInfo &call, const RunOptions &options, const std::vector<Kernel> &kernels,
-                     const std::vector<TunedShape> &tuned, Selection *selection) {
+                     const std::vector<TunedShape> &tuned, Selection *selection, bool tuned_usable) {
     const Device device = options.device;
     if (options.external_kernel) {
         const ExternalKernel &k = *options.external_kernel;
@@ -99,6 +101,10 @@ Status select_kernel(const CallInfo &call, const RunOptions &options, const std:
                 return InvalidArgument("variant " + options.variant + " does not fit this call (" + call.op + " " +
                                        to_string(device) + " T=" + call.dtype + " data_format=" + call.data_format +
                                        " " + structure_text(call.structure) + ")");
+            if (k.tuned_targets_only && !tuned_usable)
+                return Unimplemented("variant " + options.variant +
+                                     " is a tuned record, compiled only for the CPU targets of the build machine's "
+                                     "ISA level; this CPU (or GRADTUNE_MAX_CPU_ISA) can use none of them");
             *selection = {k.function, k.name, "forced", "RunOptions::variant"};
             return Status::OK();
         }
@@ -118,6 +124,7 @@ Status select_kernel(const CallInfo &call, const RunOptions &options, const std:
     for (const TunedShape &t : tuned) {
         const Kernel &k = kernels[t.kernel];
         if (!fits(k, call, device) || !same_structure(t, call)) continue;
+        if (k.tuned_targets_only && !tuned_usable) continue;
         candidates++;
         const bool mine = own == t.source_class;
         if (same_shape(t, call)) {
@@ -167,7 +174,8 @@ Status select_kernel(const CallInfo &call, const RunOptions &options, const std:
 }
 
 Status select_kernel(const CallInfo &call, const RunOptions &options, Selection *selection) {
-    return select_kernel(call, options, kernels(), tuned_shapes(), selection);
+    return select_kernel(call, options, kernels(), tuned_shapes(), selection,
+                         options.device != Device::cpu || tuned_cpu_variants_usable());
 }
 
 bool verbose_enabled() {

@@ -10,6 +10,8 @@
 //   generic      the op's generic variant for the dtype, layout and device.
 // A caller may force a variant by name (RunOptions::variant) or hand in an
 // external kernel (the tuner). GRADTUNE_VERBOSE=1 prints one line per call.
+// On a CPU that cannot run the targets tuned records are compiled for
+// (Kernel::tuned_targets_only), the first three tiers are skipped.
 #pragma once
 
 #include <string>
@@ -30,9 +32,10 @@ struct Selection {
 };
 
 Status select_kernel(const CallInfo &call, const RunOptions &options, Selection *selection);
-// The same over explicit tables (unit tests).
+// The same over explicit tables (unit tests); tuned_usable says whether
+// tuned-only kernels may run on this CPU.
 Status select_kernel(const CallInfo &call, const RunOptions &options, const std::vector<Kernel> &kernels,
-                     const std::vector<TunedShape> &tuned, Selection *selection);
+                     const std::vector<TunedShape> &tuned, Selection *selection, bool tuned_usable = true);
 
 // Whether `kernel` can run `call` on `device`.
 bool fits(const Kernel &kernel, const CallInfo &call, Device device);

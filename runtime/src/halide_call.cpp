@@ -59,6 +59,22 @@ int can_use_up_to_avx2(int count, const uint64_t *features) {
 
 int cpu_targets_refused() { return refused_targets.load(); }
 
+bool tuned_cpu_variants_usable() {
+    static const bool usable = [] {
+        install_halide_handlers();  // GRADTUNE_MAX_CPU_ISA applies here too
+        const auto &targets = tuned_cpu_target_features();
+        if (targets.empty()) return true;  // every kernel has every target
+        constexpr int words = (halide_target_feature_end + 63) / 64;
+        for (const std::vector<int> &features : targets) {
+            uint64_t bits[words] = {};
+            for (int f : features) bits[f / 64] |= uint64_t{1} << (f % 64);
+            if (halide_can_use_target_features(words, bits)) return true;
+        }
+        return false;
+    }();
+    return usable;
+}
+
 HalideBuffer::HalideBuffer(DataType dtype, const std::vector<int64_t> &shape, const void *data,
                            const std::array<int, 4> &order) {
     std::array<int64_t, 4> row_major_stride{};

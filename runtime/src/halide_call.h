@@ -50,6 +50,11 @@ void install_halide_handlers();
 // GRADTUNE_MAX_CPU_ISA (tests: proof that the limit was applied).
 int cpu_targets_refused();
 
+// Whether this CPU (under GRADTUNE_MAX_CPU_ISA) can use one of the targets the
+// tuned-only kernels are compiled for (Kernel::tuned_targets_only): asked the
+// way Halide's multi-target wrapper asks, once per process.
+bool tuned_cpu_variants_usable();
+
 // Whether a CUDA device can be used; `why` says why not.
 bool cuda_available(std::string *why);
 

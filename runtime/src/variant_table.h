@@ -29,6 +29,10 @@ struct Kernel {
     // structure that no record of any class covers.
     bool structure_default;
     KernelFunction function;
+    // Compiled only for the targets of tuned_cpu_target_features() (a tuned
+    // record, where the build gives those fewer targets than the rest): a CPU
+    // that can use none of them must not call it.
+    bool tuned_targets_only = false;
 
     bool generic() const {
         for (const auto &entry : structure)
@@ -54,5 +58,8 @@ struct TunedShape {
 const char *target_class();
 const std::vector<Kernel> &kernels();
 const std::vector<TunedShape> &tuned_shapes();
+// The halide_target_feature_* values of each target the tuned-only kernels
+// are compiled for; empty when every kernel has every target.
+const std::vector<std::vector<int>> &tuned_cpu_target_features();
 
 }  // namespace gradtune::internal

@@ -1,5 +1,6 @@
 #include "gradtune/variants.h"
 
+#include "halide_call.h"
 #include "variant_table.h"
 
 namespace gradtune {
@@ -19,6 +20,7 @@ std::vector<VariantInfo> Variants(std::string_view op) {
         v.knobs = k.knobs;
         v.generic = k.generic();
         v.structure_default = k.structure_default;
+        v.runs_here = !k.tuned_targets_only || internal::tuned_cpu_variants_usable();
         for (const internal::TunedShape &t : internal::tuned_shapes()) {
             if (&table[t.kernel] != &k) continue;
             TunedShapeInfo info{t.source_class, t.padding, {}, t.median_ms, t.generic_median_ms};
