@@ -88,6 +88,12 @@ std::optional<int> parse_command_line(int argc, const char *const *argv, const C
         ->add_option("--min-speedup", c.distill.min_speedup,
                      "keep a record only if it beats the generic variant by this factor")
         ->capture_default_str();
+    distill_cmd
+        ->add_option("--max-compile-s", c.distill.max_compile_s,
+                     "no record or default from a setting that took longer than this to compile (every build "
+                     "compiles each record for 2-3 CPU targets)")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
     c.distill.work_dir = c.tune.work_dir;
     c.distill.measure = c.tune.measure;
     distill_cmd

@@ -310,7 +310,7 @@ int distill(const DistillOptions &options) {
     // settings would choose its default on the smaller shape alone.
     std::vector<const Trial *> usable, timed;  // timed: the usable ones and the slow ones
     std::map<std::string, const Trial *> best;
-    int stale = 0;
+    int stale = 0, costly = 0;
     for (const Trial &t : log.trials()) {
         if (t.status != "ok" && t.status != "slow") continue;
         // A trial the build would refuse as a record (a knob unknown to the
@@ -334,6 +334,10 @@ int distill(const DistillOptions &options) {
             stale++;
             continue;
         }
+        if (t.compile_s > options.max_compile_s) {
+            costly++;
+            continue;
+        }
         timed.push_back(&t);
         if (t.status == "slow") continue;
         usable.push_back(&t);
@@ -344,6 +348,9 @@ int distill(const DistillOptions &options) {
     if (stale)
         std::cerr << "gradtune distill: " << stale
                   << " trial(s) of another Halide or knob-space version or target class ignored\n";
+    if (costly)
+        std::cerr << "gradtune distill: " << costly << " trial(s) of settings that took over " << options.max_compile_s
+                  << " s to compile ignored (--max-compile-s)\n";
     std::deque<Trial> remeasured;  // owns the trials `best` points to after remeasure()
     if (options.remeasure > 0) remeasure(usable, options, info.target_class(), &best, &remeasured);
     // Merge into the committed files: every key the log measured is decided

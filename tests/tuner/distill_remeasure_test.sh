@@ -3,7 +3,7 @@
 # setting (its times doctored, as a lucky generic timing or a fast hour makes
 # them) gives that setting a record by the log alone; timed again side by
 # side against the runner-up, the truly faster setting wins, with the new
-# times in the record.
+# times in the record. And a setting over --max-compile-s never becomes one.
 # Usage: distill_remeasure_test.sh <gradtune> <python> <cpu target>
 set -euo pipefail
 gradtune="$1"; python="$2"; target="$3"
@@ -37,6 +37,19 @@ records() { "$python" -c 'import json,sys; r=json.load(open(sys.argv[1]))["recor
 
 "$gradtune" distill --log "$work/trials.jsonl" --records-dir "$work/by_log" --defaults-dir "" >/dev/null 2>&1
 records by_log | grep -q '"vector_width":4' || { echo "the log alone should choose the doctored setting"; records by_log; exit 1; }
+
+# A setting that took too long to compile never becomes a record: the doctored
+# one, logged as a 40 s compile, gives way to the other (--max-compile-s 30).
+"$python" - "$work/trials.jsonl" "$work/costly.jsonl" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+for l in lines:
+    l["compile_s"] = 40.0 if l["knobs"]["vector_width"] == 4 else 3.0
+open(sys.argv[2], "w").writelines(json.dumps(l) + "\n" for l in lines)
+PY
+"$gradtune" distill --log "$work/costly.jsonl" --records-dir "$work/costly" --defaults-dir "" >"$work/costly.log" 2>&1
+records costly | grep -q '"vector_width":16' || { echo "a setting over --max-compile-s became a record"; records costly; exit 1; }
+grep -q "1 trial(s) of settings that took over 30 s to compile ignored" "$work/costly.log" || { cat "$work/costly.log"; exit 1; }
 
 "$gradtune" distill --log "$work/trials.jsonl" --records-dir "$work/side_by_side" --defaults-dir "" --remeasure 2 \
   --work-dir "$work/candidates" >"$work/distill.log" 2>&1 || { cat "$work/distill.log"; exit 1; }
