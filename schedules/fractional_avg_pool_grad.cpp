@@ -50,11 +50,18 @@ void apply_cpu(const Knobs &k, FractionalAvgPoolGradPipeline &p) {
     // search ranges (generated sequences: no covering test per cell), then
     // for any sequences; one vector per pixel otherwise (C or W smaller than
     // a tile).
+    // With divide_by_reciprocal every branch but the last holds small_cells
+    // (the quotients' select then folds away); the last one divides.
+    const bool reciprocal = k.at("divide_by_reciprocal");
     Expr full_tiles = p.channels >= channels && p.width >= columns;
+    if (reciprocal) full_tiles = p.small_cells && full_tiles;
     for (Expr condition : {full_tiles && p.ranges_exact, full_tiles}) {
         tile_cpu(p.output.specialize(condition), p, l, channels, columns, rows_per_task, vector, !stage_quotients,
                  TailStrategy::ShiftInwards);
     }
+    if (reciprocal)
+        tile_cpu(p.output.specialize(p.small_cells), p, l, vector, 1, rows_per_task, vector, !stage_quotients,
+                 TailStrategy::GuardWithIf);
     tile_cpu(p.output, p, l, vector, 1, rows_per_task, vector, !stage_quotients, TailStrategy::GuardWithIf);
 
     // The tile's float64 sums stay in registers across the covering cells.

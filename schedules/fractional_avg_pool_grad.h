@@ -17,6 +17,7 @@ struct FractionalAvgPoolGradKnobs {
     Halide::GeneratorParam<int> vectors_per_tile{"vectors_per_tile", 2};
     Halide::GeneratorParam<int> tile_width{"tile_width", 1};
     Halide::GeneratorParam<int> rows_per_task{"rows_per_task", 4};
+    Halide::GeneratorParam<int> divide_by_reciprocal{"divide_by_reciprocal", 0};
     // CPU and CUDA
     Halide::GeneratorParam<int> stage_quotients{"stage_quotients", 1};
     // CUDA
@@ -27,6 +28,7 @@ struct FractionalAvgPoolGradKnobs {
     std::map<std::string, int> values() const {
         return {{"vector_width", vector_width},       {"vectors_per_tile", vectors_per_tile},
                 {"tile_width", tile_width},           {"rows_per_task", rows_per_task},
+                {"divide_by_reciprocal", divide_by_reciprocal},
                 {"stage_quotients", stage_quotients}, {"threads_channels", threads_channels},
                 {"threads_width", threads_width},     {"threads_height", threads_height}};
     }
@@ -42,6 +44,10 @@ struct FractionalAvgPoolGradPipeline {
     Halide::RDom cells;  // (column cell, row cell) of a pixel's search range
     Halide::Var d, w, h, n;
     Halide::Expr channels, width, height;  // extents of the output
+    // True when every cell has fewer than 2^26 pixels: where the quotients are
+    // computed by reciprocal (divide_by_reciprocal), the schedule specialises
+    // on it; larger cells (images of 67M pixels and more) divide.
+    Halide::Expr small_cells;
     // True when every cell of every search range covers its pixel (monotonic
     // sequences): the covering test can be dropped.
     Halide::Expr ranges_exact;

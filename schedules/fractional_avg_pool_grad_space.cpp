@@ -6,7 +6,12 @@
 // list); NHWC only (the op has no data_format attr).
 //
 // The op is pure streaming (~0.17 FLOP/byte): read out_backprop, write dIn,
-// a few float64 adds and one float64 division per term. A pixel sums the
+// a few float64 adds and one float64 division per term. A float64 vector
+// division takes 16 cycles per 8 lanes on this project's CPUs, enough to
+// bound the op below the DRAM roofline: divide_by_reciprocal = 1 (float32,
+// whose values have 24 significant bits) computes each term as
+// value x (1 / cell size) plus one exact correction step, the same bits as
+// the division (generators/fractional_avg_pool_grad_generator.cpp says why). A pixel sums the
 // quotients of the 1-3 cells that cover it (generated sequences), in
 // float64 whatever T is.
 // CPU: register tiles of (vector_width * vectors_per_tile) channels x
@@ -15,6 +20,9 @@
 //   are staged per image). stage_quotients = 1 divides each out_backprop
 //   element once per image (float64 scratch of N=1 x OH x OW x C) instead of
 //   once per covering pixel: fewer divisions, one more pass over memory.
+//   (Staging per input row instead was tried: Halide cannot bound the cell
+//   rows a row reads, since they come from the row_cells buffer, so each row
+//   computed every quotient of its image: 10-20x slower.)
 // CUDA: one thread per (channel, pixel), blocks of threads_channels x
 //   threads_width x threads_height; stage_quotients = 1 computes the
 //   quotients in a kernel of their own first.
@@ -27,7 +35,10 @@ namespace gradtune {
 
 namespace {
 
-KnobSpace cpu_space(const Structure &) {
+KnobSpace cpu_space(const Structure &s) {
+    // The correction is exact for values of at most 31 significant bits
+    // (float32 and int32); offered for float32, the dtype the suite tunes.
+    const bool narrow = s.dtype == "float32";
     KnobSpace space;
     space.knobs = {
         {"vector_width",
@@ -38,6 +49,12 @@ KnobSpace cpu_space(const Structure &) {
         {"tile_width", {1, 2, 4}, 1, "pixels of a row per register tile"},
         {"rows_per_task", {1, 2, 4, 8, 16}, 4, "input rows per parallel task"},
         {"stage_quotients", {0, 1}, 1, "1: divide each out_backprop element once per image, before its pixels"},
+        {"divide_by_reciprocal",
+         narrow ? std::vector<int>{0, 1} : std::vector<int>{0},
+         0,
+         "1: each term as value x (1 / cell size) plus an exact correction (same bits, no vector division; "
+         "float32)",
+         2},
     };
     space.constraint = [](const Knobs &k) -> std::string {
         // float64 accumulators: vector_width * 8 bytes each.
@@ -48,6 +65,12 @@ KnobSpace cpu_space(const Structure &) {
                    " float64 vector registers (max 24, leaving room for the quotients)";
         return "";
     };
+    // The tuner tries the reciprocal right after the defaults on every shape.
+    if (narrow) {
+        Knobs reciprocal = space.defaults();
+        reciprocal["divide_by_reciprocal"] = 1;
+        space.algorithm_seeds.push_back(reciprocal);
+    }
     return space;
 }
 
@@ -76,7 +99,8 @@ OpSchema fractional_avg_pool_grad_schema() {
     op.data_formats = {"NHWC"};
     op.structure_params = {"overlapping"};
     op.devices = {Device::cpu, Device::cuda};
-    op.knob_space_version = 1;  // bump when a knob's meaning changes
+    // 2: divide_by_reciprocal (CPU; 0 = the division of version 1).
+    op.knob_space_version = 2;  // bump when a knob's meaning changes
     op.space = [](Device device, const Structure &s) { return device == Device::cpu ? cpu_space(s) : cuda_space(s); };
     return op;
 }
