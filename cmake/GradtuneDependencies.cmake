@@ -103,8 +103,8 @@ endforeach ()
 # knobs were tuned for that vector width, and each target costs a full
 # compile of the kernel in every user's build (the AVX2 copy of a tuned
 # variant: 11% of a Conv2DBackpropInput record's compile, 40% of a
-# Conv2DBackpropFilter one's, measured on an Intel Xeon). Structure defaults and generic
-# variants are compiled for every target, so a CPU below that level (or
+# Conv2DBackpropFilter one's, measured on an Intel Xeon). Structure defaults
+# and generic variants are compiled for every target, so a CPU below that level (or
 # GRADTUNE_MAX_CPU_ISA=avx2) is served by them: dispatch skips the tuned
 # variants there (runtime/src/halide_call.cpp, tuned_cpu_variants_usable).
 function(_gradtune_isa_level target out)

@@ -84,6 +84,7 @@ bool fits(const Kernel &kernel, const CallInfo &call, Device device) {
 Status select_kernel(const CallInfo &call, const RunOptions &options, const std::vector<Kernel> &kernels,
                      const std::vector<TunedShape> &tuned, Selection *selection, bool tuned_usable) {
     const Device device = options.device;
+    auto runs_here = [&](const Kernel &k) { return tuned_usable || !k.tuned_targets_only; };
     if (options.external_kernel) {
         const ExternalKernel &k = *options.external_kernel;
         Kernel view{call.op.c_str(), k.name.c_str(), k.device, k.dtype.c_str(), k.data_format.c_str(), {}, "",
@@ -101,7 +102,7 @@ Status select_kernel(const CallInfo &call, const RunOptions &options, const std:
                 return InvalidArgument("variant " + options.variant + " does not fit this call (" + call.op + " " +
                                        to_string(device) + " T=" + call.dtype + " data_format=" + call.data_format +
                                        " " + structure_text(call.structure) + ")");
-            if (k.tuned_targets_only && !tuned_usable)
+            if (!runs_here(k))
                 return Unimplemented("variant " + options.variant +
                                      " is a tuned record, compiled only for the CPU targets of the build machine's "
                                      "ISA level; this CPU (or GRADTUNE_MAX_CPU_ISA) can use none of them");
@@ -124,7 +125,7 @@ Status select_kernel(const CallInfo &call, const RunOptions &options, const std:
     for (const TunedShape &t : tuned) {
         const Kernel &k = kernels[t.kernel];
         if (!fits(k, call, device) || !same_structure(t, call)) continue;
-        if (k.tuned_targets_only && !tuned_usable) continue;
+        if (!runs_here(k)) continue;
         candidates++;
         const bool mine = own == t.source_class;
         if (same_shape(t, call)) {
