@@ -4,7 +4,8 @@
 # own, torn down at exit), submits a 2-task array job of a two-group suite
 # with scripts/slurm/submit.sh (each task `gradtune tune --shard K/2`) and its
 # dependent merge-and-distill job, and checks:
-#   - both jobs complete, and the merged log measures exactly the candidates
+#   - both jobs complete, the two tuning tasks never shared the node, and
+#     the merged log measures exactly the candidates
 #     and shapes that one unsharded run with the same seed measures;
 #   - `gradtune merge` is byte-for-byte deterministic (inputs in any order,
 #     a merged log merged again);
@@ -118,6 +119,22 @@ for id in ${ids//,/ }; do
   [ "$states" = "JobState=COMPLETED " ] || fail "job $id ended $states"
 done
 [ -f "$work/shards/trials-shard-0.jsonl" ] && [ -f "$work/shards/trials-shard-1.jsonl" ] || fail "a shard wrote no log"
+# Each tuning task held the node alone (tune-array.sbatch asks --exclusive):
+# in slurmctld's log, no task is allocated before the one before it completed.
+"$python" - "$work/slurmctld.log" "${ids%%,*}" <<'PY' || fail "two tuning tasks shared the node"
+import re, sys
+running, overlap, seen = set(), [], 0
+for line in open(sys.argv[1]):
+    m = re.search(r"Allocate JobId=(%s_\d+)" % sys.argv[2], line)
+    if m:
+        seen += 1
+        if running: overlap.append((m.group(1), sorted(running)))
+        running.add(m.group(1))
+    m = re.search(r"_job_complete: JobId=(%s_\d+)\S* done" % sys.argv[2], line)
+    if m: running.discard(m.group(1))
+print(f"tuning tasks allocated: {seen}, while another ran: {overlap or 'none'}")
+sys.exit(1 if overlap or seen != 2 else 0)
+PY
 
 # --- The same tuning unsharded -----------------------------------------------
 "$gradtune" tune "${common[@]}" --max-trials 2 --log "$work/whole.jsonl" --work-dir "$work/whole" \
