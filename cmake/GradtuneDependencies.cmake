@@ -4,16 +4,26 @@
 # a CMake call stack). scripts/bootstrap.sh installs all of it.
 
 set(GRADTUNE_MISSING "")
-macro(_gradtune_require found what fix)
+# Sets GRADTUNE_MISSING (in the including scope) unless `found` is true or
+# something is missing already: the first missing thing is the one reported.
+function(_gradtune_require found what fix)
     if (NOT ${found} AND NOT GRADTUNE_MISSING)
-        set(GRADTUNE_MISSING "gradtune: ${what} not found -- run: ${fix}")
+        set(GRADTUNE_MISSING "gradtune: ${what} not found -- run: ${fix}" PARENT_SCOPE)
     endif ()
-endmacro()
+endfunction()
 
-# Halide from the project's virtual environment (pip install halide==21.0.0).
-if (NOT Halide_DIR AND EXISTS "${PROJECT_SOURCE_DIR}/.venv/bin/python")
+# The Python whose halide package (pip install halide==21.0.0) gives Halide's
+# CMake package and the host target: the project's .venv, which
+# scripts/bootstrap.sh makes, unless the caller names another.
+if (NOT GRADTUNE_PYTHON AND EXISTS "${PROJECT_SOURCE_DIR}/.venv/bin/python")
+    set(GRADTUNE_PYTHON "${PROJECT_SOURCE_DIR}/.venv/bin/python" CACHE FILEPATH "")
+endif ()
+find_program(GRADTUNE_PYTHON NAMES python3 DOC "Python interpreter with the halide package")
+
+# Halide from that Python's site-packages.
+if (NOT Halide_DIR AND GRADTUNE_PYTHON)
     execute_process(
-        COMMAND "${PROJECT_SOURCE_DIR}/.venv/bin/python" -c "import halide; print(halide.install_dir())"
+        COMMAND "${GRADTUNE_PYTHON}" -c "import halide; print(halide.install_dir())"
         OUTPUT_VARIABLE _gradtune_halide_root OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
     if (_gradtune_halide_root)
         list(APPEND CMAKE_PREFIX_PATH "${_gradtune_halide_root}")
@@ -26,10 +36,14 @@ set(GRADTUNE_HALIDE_VERSION "${Halide_VERSION}")
 find_package(Threads REQUIRED)
 find_package(nlohmann_json 3 QUIET)
 _gradtune_require(nlohmann_json_FOUND "nlohmann/json" "./scripts/bootstrap.sh (apt-get install nlohmann-json3-dev)")
-find_package(CLI11 QUIET)
-_gradtune_require(CLI11_FOUND "CLI11" "./scripts/bootstrap.sh (apt-get install libcli11-dev)")
-find_package(Catch2 2 QUIET)
-_gradtune_require(Catch2_FOUND "Catch2 v2" "./scripts/bootstrap.sh (apt-get install catch2)")
+if (GRADTUNE_BUILD_TOOLS)
+    find_package(CLI11 QUIET)
+    _gradtune_require(CLI11_FOUND "CLI11" "./scripts/bootstrap.sh (apt-get install libcli11-dev)")
+endif ()
+if (GRADTUNE_BUILD_TESTS)
+    find_package(Catch2 2 QUIET)
+    _gradtune_require(Catch2_FOUND "Catch2 v2" "./scripts/bootstrap.sh (apt-get install catch2)")
+endif ()
 # oneDNN is optional: only the benchmark's baseline uses it. Debian's
 # dnnl-config.cmake insists on OpenCL, so find the library directly.
 find_library(GRADTUNE_DNNL_LIBRARY NAMES dnnl)
@@ -42,7 +56,7 @@ endif ()
 # and the tuner compile for exactly the same target.
 if (NOT GRADTUNE_CPU_TARGET)
     execute_process(
-        COMMAND "${PROJECT_SOURCE_DIR}/.venv/bin/python" -c "import halide; print(halide.get_host_target())"
+        COMMAND "${GRADTUNE_PYTHON}" -c "import halide; print(halide.get_host_target())"
         OUTPUT_VARIABLE _gradtune_host OUTPUT_STRIP_TRAILING_WHITESPACE
         RESULT_VARIABLE _gradtune_host_result)
     if (NOT _gradtune_host_result EQUAL 0 OR NOT _gradtune_host)

@@ -34,7 +34,7 @@ foreach (entry IN LISTS GRADTUNE_ALL_OPS)
     list(APPEND GRADTUNE_OP_STEMS ${_stem})
     string(APPEND _op_list_inc "GRADTUNE_OP(${_name}, ${_stem})\n")
 endforeach ()
-set(GRADTUNE_GENERATED_DIR "${CMAKE_BINARY_DIR}/generated")
+set(GRADTUNE_GENERATED_DIR "${PROJECT_BINARY_DIR}/generated")
 file(CONFIGURE OUTPUT "${GRADTUNE_GENERATED_DIR}/op_list.inc" CONTENT "${_op_list_inc}")
 
 # Prefixes each op's stem with `prefix` and appends `suffix`.

@@ -22,7 +22,7 @@ set(_tool_sources
     "${PROJECT_SOURCE_DIR}/schedules/ops.cpp")
 gradtune_op_files(_spaces "${PROJECT_SOURCE_DIR}/schedules/" "_space.cpp")
 list(APPEND _tool_sources ${_spaces})
-set(_tool "${CMAKE_BINARY_DIR}/gradtune-records")
+set(_tool "${PROJECT_BINARY_DIR}/gradtune-records")
 try_compile(_tool_ok
     SOURCES ${_tool_sources}
     CMAKE_FLAGS "-DINCLUDE_DIRECTORIES=${PROJECT_SOURCE_DIR}/schedules;${PROJECT_SOURCE_DIR}/tuner;${PROJECT_SOURCE_DIR}/runtime/include;${GRADTUNE_GENERATED_DIR}"
