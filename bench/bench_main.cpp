@@ -263,11 +263,19 @@ int main(int argc, char **argv) {
        << "| op | shape | N | generic ms (spread) | tuned ms (spread) | speedup | tuned throughput | served by "
           "| oneDNN TF-layout / own-layout ms | tuned / best oneDNN | TF default / Eigen ms | tuned / TF default |\n"
        << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
-    auto roofline_text = [&](const Row &r) {
+    // The tuned time's throughput (GFLOP/s or GB/s) and its fraction of the
+    // row's bound (0 where the suite gives no flops or bytes).
+    auto throughput = [&](const Row &r) {
         const double seconds = r.tuned.median_ms / 1000;
-        const double fraction = r.entry.memory_bound ? r.entry.bytes / seconds / 1e9 / roof.dram_gbs
-                                                     : r.entry.flops / seconds / 1e9 / roof.fma_gflops;
-        return r.entry.flops > 0 || r.entry.bytes > 0 ? " (" + fixed(100 * fraction, 0) + "% of roofline)" : "";
+        return r.entry.memory_bound ? r.entry.bytes / seconds / 1e9 : r.entry.flops / seconds / 1e9;
+    };
+    auto roofline_fraction = [&](const Row &r) {
+        if (r.tuned.median_ms <= 0 || (r.entry.flops <= 0 && r.entry.bytes <= 0)) return 0.0;
+        return throughput(r) / (r.entry.memory_bound ? roof.dram_gbs : roof.fma_gflops);
+    };
+    auto roofline_text = [&](const Row &r) {
+        return r.entry.flops > 0 || r.entry.bytes > 0 ? " (" + fixed(100 * roofline_fraction(r), 0) + "% of roofline)"
+                                                      : "";
     };
     std::map<std::string, std::pair<double, int>> per_op;
     // Per op: log-sum and count of best-oneDNN / tuned (> 1: gradtune is
@@ -295,13 +303,10 @@ int main(int argc, char **argv) {
         per_op[r.entry.op].first += std::log(speedup);
         per_op[r.entry.op].second++;
         tiers[r.entry.op][r.served.tier]++;
-        const double seconds = r.tuned.median_ms / 1000;
-        const std::string throughput = r.entry.memory_bound ? fixed(r.entry.bytes / seconds / 1e9, 1) + " GB/s"
-                                                            : fixed(r.entry.flops / seconds / 1e9, 1) + " GFLOP/s";
         md << "| " << r.entry.op << " | " << r.entry.id << " " << r.entry.description << " | " << r.entry.batch << " | "
            << fixed(r.generic.median_ms, 3) << " (" << fixed(r.generic.spread_pct, 0) << "%) | "
            << fixed(r.tuned.median_ms, 3) << " (" << fixed(r.tuned.spread_pct, 0) << "%) | " << fixed(speedup, 2)
-           << "x | " << throughput << roofline_text(r) << " | " << r.served.variant << " (" << r.served.tier;
+           << "x | " << fixed(throughput(r), 1) << (r.entry.memory_bound ? " GB/s" : " GFLOP/s") << roofline_text(r) << " | " << r.served.variant << " (" << r.served.tier;
         if (const std::string algorithm = algorithm_of(r.served.variant); !algorithm.empty())
             md << ", algorithm " << algorithm;
         md << ") | ";
@@ -394,9 +399,18 @@ int main(int argc, char **argv) {
     std::cout << md.str();
     if (!markdown_path.empty()) std::ofstream(markdown_path) << md.str();
     if (!json_path.empty()) {
+        // One object per row; the machine and its rooflines in every row, so
+        // that a row read alone says where it was measured.
+        const std::string machine = cpu_model() + ", " + std::to_string(halide_threads()) + " threads";
         nlohmann::json j = nlohmann::json::array();
         for (const Row &r : rows)
             j.push_back({{"op", r.entry.op}, {"id", r.entry.id}, {"batch", r.entry.batch}, {"error", r.error},
+                         {"description", r.entry.description}, {"machine", machine},
+                         {"target_class", build_info().target_class()}, {"fma_peak_gflops", roof.fma_gflops},
+                         {"dram_gbs", roof.dram_gbs}, {"memory_bound", r.entry.memory_bound},
+                         {"throughput", r.error.empty() ? throughput(r) : 0.0},
+                         {"throughput_unit", r.entry.memory_bound ? "GB/s" : "GFLOP/s"},
+                         {"roofline_fraction", r.error.empty() ? roofline_fraction(r) : 0.0},
                          {"generic_median_ms", r.generic.median_ms}, {"generic_spread_pct", r.generic.spread_pct},
                          {"tuned_median_ms", r.tuned.median_ms}, {"tuned_spread_pct", r.tuned.spread_pct},
                          {"variant", r.served.variant}, {"tier", r.served.tier},

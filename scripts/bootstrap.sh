@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything gradtune needs to build, on a fresh Debian bookworm
 # machine: the Debian packages of scripts/apt-packages.txt (when missing) and a
-# project-local virtual environment .venv with Halide, CMake and Ninja from
+# project-local virtual environment .venv with Halide, CMake, Ninja and matplotlib from
 # scripts/requirements.txt. Idempotent: a second run checks and does nothing.
 # Extra package lists given as arguments are installed too (scripts/fuzz.sh:
 # scripts/apt-packages-fuzz.txt, clang and libFuzzer).
@@ -48,7 +48,7 @@ if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv || die "could not create .venv -- run: apt-get install -y python3-venv"
 fi
 if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want_stamp" ]; then
-  say "installing Halide, CMake and Ninja into .venv (one time, about a minute)"
+  say "installing Halide, CMake, Ninja and matplotlib into .venv (one time, about a minute)"
   .venv/bin/python -m pip install -q --disable-pip-version-check -r scripts/requirements.txt \
     || die "pip install -r scripts/requirements.txt failed (is PyPI reachable?)"
   echo "$want_stamp" > "$stamp"

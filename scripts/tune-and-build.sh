@@ -8,7 +8,8 @@
 #   4. rebuild libgradtune.a from the records,
 #   5. report, per shape, the generic default time, the tuned time, the
 #      speedup, the variant that serves it and oneDNN's time, plus the tuning
-#      run's candidate rate and curve (also in build/report.md).
+#      run's candidate rate and curve: build/report.md, which opens with a
+#      five-line summary and the plots of build/report/ (scripts/report_plots.py).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -16,12 +17,23 @@ budget="${GRADTUNE_TUNE_BUDGET:-300}"
 ./scripts/build.sh
 export PATH="$root/.venv/bin:$PATH"
 echo "[main] tuning the default suite for ${budget}s (GRADTUNE_TUNE_BUDGET to change)"
+since="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 build/tuner/gradtune tune --budget "$budget" 2>&1 | tee build/tune.log
 build/tuner/gradtune distill
 echo "[main] rebuilding with the distilled records"
 cmake --build build -j "$(nproc)"
 echo "[main] measuring: generic default vs tuned, side by side"
-build/bench/gradtune-bench --markdown build/report.md --json build/report.json
-# The tuning run's rate and curve belong to the report too.
-{ printf '\n## Tuning run\n\n```\n'; sed -n '/candidates measured (/,$p' build/tune.log; printf '```\n'; } >>build/report.md
-echo "[main] report written to build/report.md; the library is build/runtime/libgradtune.a"
+build/bench/gradtune-bench --markdown build/report-tables.md --json build/report.json
+echo "[main] plotting"
+klass="$(build/tuner/gradtune variants | awk 'NR == 1 {print $3}')"
+.venv/bin/python scripts/report_plots.py --rows build/report.json --out-dir build/report \
+  --trials ".gradtune/trials-$klass.jsonl" --since "$since" --markdown build/report-summary.md
+# The summary and plots first, then the benchmark's tables, then the tuning
+# run's rate and curve.
+{
+  printf '# gradtune report\n\n'
+  cat build/report-summary.md
+  tail -n +2 build/report-tables.md
+  printf '\n## Tuning run\n\n```\n'; sed -n '/candidates measured (/,$p' build/tune.log; printf '```\n'
+} >build/report.md
+echo "[main] report written to build/report.md (plots in build/report/); the library is build/runtime/libgradtune.a"

@@ -1,0 +1,267 @@
+#!/usr/bin/env python3
+"""The main job's report as people would rather read it: a five-line summary
+and PNG plots, from gradtune-bench's JSON rows and the tuner's trials log.
+
+    report_plots.py --rows build/report.json --out-dir build/report \
+        [--trials .gradtune/trials-<class>.jsonl --since 2026-12-03T12:00:00Z] \
+        [--markdown build/report/summary.md]
+
+Writes into --out-dir, one PNG each:
+  speedup-<op>.png   per shape: tuned speedup over the generic default, over
+                     the best oneDNN time and over TensorFlow's default path
+                     (where those were timed), on a log scale with 1x marked;
+  roofline.png       per row: the tuned time's fraction of this machine's
+                     roofline (FMA peak or DRAM copy bandwidth, measured by
+                     the benchmark run itself);
+  tuning-curves.png  best-so-far geomean speedup over the generic variant
+                     against time, per structure group, for the trials logged
+                     at or after --since (the last tuning run).
+and prints (or writes to --markdown) the summary lines and the image links,
+relative to the markdown file, for the report to start with.
+Needs matplotlib (scripts/requirements.txt puts it in .venv).
+"""
+import argparse
+import collections
+import datetime
+import json
+import math
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib import ticker  # noqa: E402
+
+
+def geomean(values):
+    values = [v for v in values if v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def best_onednn_ms(row):
+    times = [t for t in (row.get("onednn_tf_layout_median_ms"), row.get("onednn_own_layout_median_ms")) if t]
+    return min(times) if times else 0.0
+
+
+def ratios(row):
+    """Tuned speedup over the generic default, oneDNN-best and TF default (0: not timed)."""
+    tuned = row["tuned_median_ms"]
+    onednn = best_onednn_ms(row)
+    tf = row.get("tf_default_median_ms") or 0.0
+    return row["generic_median_ms"] / tuned, onednn / tuned if onednn else 0.0, tf / tuned if tf else 0.0
+
+
+def label(row):
+    return f"{row['id']} N={row['batch']}"
+
+
+def plot_speedups(rows, out_dir):
+    """One grouped bar chart per op; returns {op: file name}."""
+    files = {}
+    by_op = collections.defaultdict(list)
+    for row in rows:
+        by_op[row["op"]].append(row)
+    for op, op_rows in sorted(by_op.items()):
+        series = [("over the generic default", 0, "#4c72b0"), ("over oneDNN (best layout)", 1, "#dd8452"),
+                  ("over TensorFlow (default path)", 2, "#55a868")]
+        values = [ratios(r) for r in op_rows]
+        shown = [s for s in series if any(v[s[1]] > 0 for v in values)]
+        fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(op_rows) + 2), 4))
+        width = 0.8 / len(shown)
+        for k, (name, index, color) in enumerate(shown):
+            xs = [i + (k - (len(shown) - 1) / 2) * width for i in range(len(op_rows))]
+            ys = [v[index] if v[index] > 0 else float("nan") for v in values]
+            ax.bar(xs, ys, width, label=name, color=color)
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.set_yscale("log")
+        ax.set_xticks(range(len(op_rows)))
+        ax.set_xticklabels([label(r) for r in op_rows], rotation=45, ha="right")
+        ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}x"))
+        ax.yaxis.set_minor_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}x" if f"{v:.1e}"[:3] in ("2.0", "5.0") else ""))
+        ax.set_ylabel("gradtune's speedup (> 1x: faster)")
+        ax.set_title(op, fontsize="medium")
+        ax.legend(fontsize="small")
+        fig.tight_layout()
+        name = f"speedup-{op}.png"
+        fig.savefig(os.path.join(out_dir, name), dpi=100)
+        plt.close(fig)
+        files[op] = name
+    return files
+
+
+def plot_roofline(rows, out_dir):
+    rows = [r for r in rows if r.get("roofline_fraction", 0) > 0]
+    if not rows:
+        return None
+    ops = sorted({r["op"] for r in rows})
+    colors = dict(zip(ops, plt.get_cmap("tab10").colors))
+    fig, ax = plt.subplots(figsize=(max(6, 0.35 * len(rows) + 2), 4))
+    ax.bar(range(len(rows)), [100 * r["roofline_fraction"] for r in rows],
+           color=[colors[r["op"]] for r in rows])
+    ax.set_xticks(range(len(rows)))
+    ax.set_xticklabels([label(r) for r in rows], rotation=60, ha="right", fontsize="small")
+    ax.set_ylabel("% of this machine's roofline")
+    first = rows[0]
+    ax.set_title(f"Roofline: FMA peak {first['fma_peak_gflops']:.0f} GFLOP/s, "
+                 f"DRAM {first['dram_gbs']:.1f} GB/s (measured by the run)", fontsize="medium")
+    for op in ops:
+        ax.bar([], [], color=colors[op], label=op)
+    ax.legend(fontsize="x-small")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, "roofline.png"), dpi=100)
+    plt.close(fig)
+    return "roofline.png"
+
+
+def parse_time(text):
+    return datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
+
+
+def tuning_curves(trials_path, since):
+    """{group: [(minutes, geomean best-so-far speedup)]}, the trial count and
+    the run's length in minutes, for the ok trials at or after `since`. The
+    geomean is over the group's shapes of each shape's best so far (what
+    per-shape records deliver); a group's curve starts once each of its shapes
+    has a measurement."""
+    trials = []
+    for line in open(trials_path):
+        line = line.strip()
+        if not line:
+            continue
+        t = json.loads(line)
+        if t.get("status") != "ok" or not t.get("median_ms") or not t.get("generic_median_ms"):
+            continue
+        when = parse_time(t["timestamp"])
+        if since and when < since:
+            continue
+        group = t["op"] + " " + " ".join(f"{k}={v}" for k, v in sorted(t["structure"].items()))
+        trials.append((when, group, t["shape_id"], t["generic_median_ms"] / t["median_ms"]))
+    trials.sort(key=lambda x: x[0])
+    if not trials:
+        return {}, 0, 0.0
+    start = trials[0][0]
+    shapes = collections.defaultdict(set)
+    for _, group, shape, _ in trials:
+        shapes[group].add(shape)
+    best = collections.defaultdict(dict)
+    curves = collections.defaultdict(list)
+    for when, group, shape, speedup in trials:
+        if speedup <= best[group].get(shape, 0):
+            continue
+        best[group][shape] = speedup
+        if len(best[group]) == len(shapes[group]):
+            curves[group].append(((when - start).total_seconds() / 60, geomean(best[group].values())))
+    return dict(curves), len(trials), (trials[-1][0] - start).total_seconds() / 60
+
+
+def plot_curves(curves, minutes, out_dir):
+    if not curves:
+        return None
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for group, points in sorted(curves.items()):
+        xs = [p[0] for p in points] + [minutes]
+        ys = [p[1] for p in points] + [points[-1][1]]
+        ax.step(xs, ys, where="post", label=group if len(group) < 70 else group[:67] + "...")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xlabel("minutes into the tuning run")
+    ax.set_ylabel("geomean of each shape's best so far (x generic)")
+    ax.set_title("Tuning curves, per structure group", fontsize="medium")
+    ax.legend(fontsize="xx-small", loc="lower right")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, "tuning-curves.png"), dpi=100)
+    plt.close(fig)
+    return "tuning-curves.png"
+
+
+def summary(rows, curves, trial_count, minutes):
+    """Five lines: what got faster, by how much, against what, on which CPU."""
+    first = rows[0]
+    per_op = collections.defaultdict(list)
+    for row in rows:
+        per_op[row["op"]].append(ratios(row))
+    best_row = max(rows, key=lambda r: ratios(r)[0])
+
+    def per_op_text(index):
+        parts = [f"{op} {geomean([v[index] for v in vals]):.2f}x" for op, vals in sorted(per_op.items())
+                 if any(v[index] > 0 for v in vals)]
+        return ", ".join(parts)
+
+    lines = [
+        f"- **Machine:** {first['machine']}, Halide target class `{first['target_class']}`; "
+        f"{len(rows)} rows, each timed side by side in one run.",
+        f"- **Over the generic default:** geomean {geomean([ratios(r)[0] for r in rows]):.2f}x "
+        f"({per_op_text(0)}); best row {best_row['op']} {label(best_row)} {ratios(best_row)[0]:.2f}x.",
+    ]
+    onednn = per_op_text(1)
+    lines.append(f"- **Over oneDNN** (best of its two layouts; > 1: gradtune faster): {onednn}."
+                 if onednn else "- **Over oneDNN:** not timed (no libdnnl-dev in this build).")
+    tf = per_op_text(2)
+    lines.append(f"- **Over TensorFlow's default path:** {tf}." if tf else
+                 "- **Over TensorFlow:** not timed (no .tf-venv: scripts/tf-venv.sh makes it).")
+    fractions = sorted(r["roofline_fraction"] for r in rows if r.get("roofline_fraction", 0) > 0)
+    roof = (f"roofline median {100 * fractions[len(fractions) // 2]:.0f}% "
+            f"({100 * fractions[0]:.0f}-{100 * fractions[-1]:.0f}%)" if fractions else "roofline not computed")
+    if curves:
+        gains = sorted(((pts[-1][1], g) for g, pts in curves.items()), reverse=True)
+        tune = (f"tuning: {trial_count} measurements in {minutes:.0f} min over {len(curves)} structure group(s), "
+                f"best group {gains[0][0]:.2f}x over generic")
+    else:
+        tune = "no tuning run in the trials log"
+    lines.append(f"- **Where it stands:** {roof}; {tune}.")
+    return lines
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rows", required=True, help="gradtune-bench --json output")
+    parser.add_argument("--out-dir", required=True, help="where the PNG files go")
+    parser.add_argument("--trials", help="the tuner's trials log (JSON lines)")
+    parser.add_argument("--since", help="first timestamp of the tuning run to plot (UTC, 2026-12-03T12:00:00Z)")
+    parser.add_argument("--markdown", help="write the summary and image links here (default: stdout)")
+    args = parser.parse_args()
+
+    try:
+        rows = json.load(open(args.rows))
+    except (OSError, ValueError) as e:
+        sys.exit(f"report_plots: cannot read the benchmark rows {args.rows}: {e}")
+    rows = [r for r in rows if not r.get("error") and r.get("tuned_median_ms", 0) > 0]
+    if not rows:
+        sys.exit(f"report_plots: {args.rows} has no timed row")
+    try:
+        since = parse_time(args.since) if args.since else None
+    except ValueError:
+        sys.exit(f"report_plots: --since {args.since}: not a UTC time like 2026-12-03T12:00:00Z")
+    curves, trial_count, minutes = {}, 0, 0.0
+    if args.trials:
+        if not os.path.exists(args.trials):
+            sys.exit(f"report_plots: no trials log at {args.trials}")
+        try:
+            curves, trial_count, minutes = tuning_curves(args.trials, since)
+        except (ValueError, KeyError) as e:
+            sys.exit(f"report_plots: {args.trials} is not a trials log of gradtune tune: {e!r}")
+
+    os.makedirs(args.out_dir, exist_ok=True)
+    images = [(f"Speedup of {op}", name) for op, name in plot_speedups(rows, args.out_dir).items()]
+    roofline = plot_roofline(rows, args.out_dir)
+    if roofline:
+        images.append(("Fraction of the roofline per row", roofline))
+    curve_file = plot_curves(curves, minutes, args.out_dir)
+    if curve_file:
+        images.append(("Tuning curves", curve_file))
+
+    base = os.path.dirname(os.path.abspath(args.markdown)) if args.markdown else os.getcwd()
+    text = summary(rows, curves, trial_count, minutes) + [""]
+    for title, name in images:
+        text.append(f"![{title}]({os.path.relpath(os.path.join(args.out_dir, name), base)})")
+    text.append("")
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write("\n".join(text) + "\n")
+    else:
+        print("\n".join(text))
+
+
+if __name__ == "__main__":
+    main()
