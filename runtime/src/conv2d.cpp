@@ -5,7 +5,9 @@
 #include "gradtune/conv2d.h"
 
 #include <cstring>
+#include <type_traits>
 
+#include "Conv2D_cpu_float32_NHWC_generic.h"  // generated: checks KernelSignature
 #include "dispatch.h"
 #include "halide_call.h"
 #include "op_entry.h"
@@ -26,6 +28,8 @@ using KernelSignature = int (*)(const void *user_context, int32_t call_stride_he
                                 int32_t call_dilation_height, int32_t call_dilation_width, int32_t pad_top,
                                 int32_t pad_left, halide_buffer_t *input, halide_buffer_t *filter,
                                 halide_buffer_t *output);
+static_assert(std::is_same_v<decltype(&Conv2D_cpu_float32_NHWC_generic), KernelSignature>,
+              "KernelSignature must match the generator's Inputs and Outputs");
 
 struct Prepared {
     CallInfo info;

@@ -9,7 +9,9 @@
 #include "gradtune/conv2d_backprop_input.h"
 
 #include <cstring>
+#include <type_traits>
 
+#include "Conv2DBackpropInput_cpu_float32_NHWC_generic.h"  // generated: checks KernelSignature
 #include "conv_backprop_shape.h"
 #include "dispatch.h"
 #include "halide_call.h"
@@ -32,6 +34,8 @@ using KernelSignature = int (*)(const void *user_context, int32_t call_stride_he
                                 int32_t call_dilation_height, int32_t call_dilation_width, int32_t call_groups,
                                 int32_t pad_top, int32_t pad_left, halide_buffer_t *filter,
                                 halide_buffer_t *out_backprop, halide_buffer_t *output);
+static_assert(std::is_same_v<decltype(&Conv2DBackpropInput_cpu_float32_NHWC_generic), KernelSignature>,
+              "KernelSignature must match the generator's Inputs and Outputs");
 
 struct Prepared {
     CallInfo info;

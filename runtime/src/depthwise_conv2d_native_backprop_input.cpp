@@ -3,7 +3,9 @@
 #include "gradtune/depthwise_conv2d_native_backprop_input.h"
 
 #include <cstring>
+#include <type_traits>
 
+#include "DepthwiseConv2dNativeBackpropInput_cpu_float32_NHWC_generic.h"  // generated: checks KernelSignature
 #include "dispatch.h"
 #include "halide_call.h"
 #include "op_entry.h"
@@ -24,6 +26,8 @@ constexpr const char *kLabel = "DepthwiseConv2DBackpropInput";  // TF's label (c
 using KernelSignature = int (*)(const void *user_context, int32_t call_stride, int32_t call_dilation_height,
                                 int32_t call_dilation_width, int32_t pad_top, int32_t pad_left,
                                 halide_buffer_t *filter, halide_buffer_t *out_backprop, halide_buffer_t *output);
+static_assert(std::is_same_v<decltype(&DepthwiseConv2dNativeBackpropInput_cpu_float32_NHWC_generic), KernelSignature>,
+              "KernelSignature must match the generator's Inputs and Outputs");
 
 struct Prepared {
     CallInfo info;
