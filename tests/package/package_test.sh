@@ -4,7 +4,8 @@
 #   1. `cmake --install` into a fresh prefix, then an out-of-tree project with
 #      find_package(gradtune REQUIRED) against it. The install must not name
 #      the build or source tree, and the program builds without Halide.
-#   2. The same program compiled with `pkg-config --cflags --libs gradtune`.
+#   2. The README's program (its "Using the library" block) compiled with
+#      `pkg-config --cflags --libs gradtune`, printing what the README says.
 #   3. A parent project that add_subdirectory()s the checkout: gradtune builds
 #      as a library only (no tests, tools or bench, so no Catch2 or CLI11),
 #      here with one op, for the host target, without records, to stay quick.
@@ -37,14 +38,20 @@ grep -qi halide "$work/cmake-consumer/build.ninja" && fail "the consumer's build
 "$work/cmake-consumer/consumer" || fail "the find_package consumer's result"
 echo "find_package(gradtune): built and checked"
 
-# --- 2. pkg-config --------------------------------------------------------------
+# --- 2. pkg-config, with the README's program ----------------------------------
 pc_dir="$(dirname "$(find "$prefix" -name gradtune.pc)")"
 flags="$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs gradtune)" || fail "pkg-config gradtune"
 echo "pkg-config --cflags --libs gradtune: $flags"
+# The first cpp block after the README's "## Using the library".
+sed -n '/^## Using the library/,$p' "$source/README.md" | sed -n '/^```cpp$/,/^```$/p' | sed '1d;/^```$/,$d' \
+  >"$work/readme.cpp"
+grep -q "int main" "$work/readme.cpp" || fail "no program in the README's \"Using the library\""
 # shellcheck disable=SC2086  # the flags are words
-"$cxx" -std=c++17 "$here/consumer/main.cpp" $flags -o "$work/pc-consumer" || fail "building with pkg-config's flags"
-"$work/pc-consumer" >/dev/null || fail "the pkg-config consumer's result"
-echo "pkg-config: built and checked"
+"$cxx" -std=c++17 "$work/readme.cpp" $flags -o "$work/pc-consumer" || fail "building the README's program with pkg-config's flags"
+"$work/pc-consumer" >"$work/readme.out" || fail "the README's program failed"
+printf '1 1 2 2\n1 1 2 2\n3 3 4 4\n3 3 4 4\n' | cmp -s - "$work/readme.out" \
+  || { cat "$work/readme.out"; fail "the README's program printed the above, not what the README says"; }
+echo "pkg-config: the README's program built and printed what the README says"
 
 # --- 3. add_subdirectory --------------------------------------------------------
 mkdir -p "$work/no-records"
