@@ -32,7 +32,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib import ticker  # noqa: E402
+from matplotlib import patches, ticker  # noqa: E402
 
 
 def geomean(values):
@@ -97,7 +97,7 @@ def plot_roofline(rows, out_dir):
         return None
     ops = sorted({r["op"] for r in rows})
     colors = dict(zip(ops, plt.get_cmap("tab10").colors))
-    fig, ax = plt.subplots(figsize=(max(6, 0.35 * len(rows) + 2), 4))
+    fig, ax = plt.subplots(figsize=(max(6, 0.3 * len(rows) + 4), 4))
     ax.bar(range(len(rows)), [100 * r["roofline_fraction"] for r in rows],
            color=[colors[r["op"]] for r in rows])
     ax.set_xticks(range(len(rows)))
@@ -106,9 +106,9 @@ def plot_roofline(rows, out_dir):
     first = rows[0]
     ax.set_title(f"Roofline: FMA peak {first['fma_peak_gflops']:.0f} GFLOP/s, "
                  f"DRAM {first['dram_gbs']:.1f} GB/s (measured by the run)", fontsize="medium")
-    for op in ops:
-        ax.bar([], [], color=colors[op], label=op)
-    ax.legend(fontsize="x-small")
+    ax.axhline(100, color="black", linewidth=0.8)
+    ax.legend(handles=[patches.Patch(color=colors[op], label=op) for op in ops], fontsize="x-small",
+              loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, "roofline.png"), dpi=100)
     plt.close(fig)
