@@ -178,11 +178,10 @@ bool fits(const VariantInfo &v, const Case &k) {
 
 TEST_CASE("every CPU variant of DepthwiseConv2dNativeBackpropFilter matches the reference",
           "[dw_backprop_filter][variants]") {
-    const auto variants = Variants(kOp);
+    const auto variants = runnable_cpu_variants(kOp);
     REQUIRE(!variants.empty());
     int checked = 0;
     for (const VariantInfo &v : variants) {
-        if (v.device != Device::cpu || !v.runs_here) continue;
         const DataType dtype = dtype_of(v.dtype);
         const std::vector<Case> cases = v.generic ? generic_cases() : specialised_cases(v);
         uint32_t seed = 1;
@@ -336,8 +335,7 @@ TEST_CASE("DepthwiseConv2dNativeBackpropFilter: the result has the same bits wha
     const std::vector<Case> cases = {{4, 23, 21, 40, 1, 3, 3, 1, 1, 1, "SAME", {}},
                                      {3, 30, 29, 18, 2, 5, 5, 2, 1, 1, "SAME", {}}};
     int compared = 0;
-    for (const VariantInfo &v : Variants(kOp)) {
-        if (v.device != Device::cpu || !v.runs_here) continue;
+    for (const VariantInfo &v : runnable_cpu_variants(kOp)) {
         const DataType dtype = dtype_of(v.dtype);
         for (const Case &k : cases) {
             if (!fits(v, k)) continue;

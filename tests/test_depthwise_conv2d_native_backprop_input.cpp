@@ -142,11 +142,10 @@ bool fits(const VariantInfo &v, const Case &k) {
 }  // namespace
 
 TEST_CASE("every CPU variant of DepthwiseConv2dNativeBackpropInput matches the reference", "[dw_backprop_input][variants]") {
-    const auto variants = Variants(kOp);
+    const auto variants = runnable_cpu_variants(kOp);
     REQUIRE(!variants.empty());
     int checked = 0;
     for (const VariantInfo &v : variants) {
-        if (v.device != Device::cpu || !v.runs_here) continue;
         const DataType dtype = dtype_of(v.dtype);
         const std::vector<Case> cases = v.generic ? generic_cases() : specialised_cases(v);
         uint32_t seed = 1;

@@ -7,11 +7,23 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gradtune/gradtune.h"
 
 namespace gradtune::testing {
+
+// The CPU variants of `op` in this build that this CPU can run (a tuned
+// record compiled only for AVX-512 targets cannot run under
+// GRADTUNE_MAX_CPU_ISA=avx2: VariantInfo::runs_here). What every per-op
+// "every CPU variant matches the reference" test walks.
+inline std::vector<VariantInfo> runnable_cpu_variants(std::string_view op) {
+    std::vector<VariantInfo> out;
+    for (const VariantInfo &v : Variants(op))
+        if (v.device == Device::cpu && v.runs_here) out.push_back(v);
+    return out;
+}
 
 // Values rounded to `dtype` (what the kernel actually sees), as doubles.
 inline std::vector<double> random_values(int64_t n, uint32_t seed, DataType dtype, double lo = -1.0,
