@@ -14,14 +14,17 @@ endfunction()
 
 # The Python whose halide package (pip install halide==21.0.0) gives Halide's
 # CMake package and the host target: the project's .venv, which
-# scripts/bootstrap.sh makes, unless the caller names another.
-if (NOT GRADTUNE_PYTHON AND EXISTS "${PROJECT_SOURCE_DIR}/.venv/bin/python")
-    set(GRADTUNE_PYTHON "${PROJECT_SOURCE_DIR}/.venv/bin/python" CACHE FILEPATH "")
+# scripts/bootstrap.sh makes, unless the caller names another. Not cached
+# when defaulted, so that a configure before the bootstrap finds the .venv
+# on the next run.
+set(GRADTUNE_PYTHON "" CACHE FILEPATH
+    "Python interpreter with the halide package (empty: the project's .venv, made by scripts/bootstrap.sh)")
+if (NOT GRADTUNE_PYTHON)
+    set(GRADTUNE_PYTHON "${PROJECT_SOURCE_DIR}/.venv/bin/python")
 endif ()
-find_program(GRADTUNE_PYTHON NAMES python3 DOC "Python interpreter with the halide package")
 
 # Halide from that Python's site-packages.
-if (NOT Halide_DIR AND GRADTUNE_PYTHON)
+if (NOT Halide_DIR AND EXISTS "${GRADTUNE_PYTHON}")
     execute_process(
         COMMAND "${GRADTUNE_PYTHON}" -c "import halide; print(halide.install_dir())"
         OUTPUT_VARIABLE _gradtune_halide_root OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
