@@ -306,7 +306,8 @@ int main(int argc, char **argv) {
         md << "| " << r.entry.op << " | " << r.entry.id << " " << r.entry.description << " | " << r.entry.batch << " | "
            << fixed(r.generic.median_ms, 3) << " (" << fixed(r.generic.spread_pct, 0) << "%) | "
            << fixed(r.tuned.median_ms, 3) << " (" << fixed(r.tuned.spread_pct, 0) << "%) | " << fixed(speedup, 2)
-           << "x | " << fixed(throughput(r), 1) << (r.entry.memory_bound ? " GB/s" : " GFLOP/s") << roofline_text(r) << " | " << r.served.variant << " (" << r.served.tier;
+           << "x | " << fixed(throughput(r), 1) << (r.entry.memory_bound ? " GB/s" : " GFLOP/s") << roofline_text(r)
+           << " | " << r.served.variant << " (" << r.served.tier;
         if (const std::string algorithm = algorithm_of(r.served.variant); !algorithm.empty())
             md << ", algorithm " << algorithm;
         md << ") | ";
