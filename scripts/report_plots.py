@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The main job's report as people would rather read it: a five-line summary
-and PNG plots, from gradtune-bench's JSON rows and the tuner's trials log.
+and PNG plots, from gradtune-bench's JSON rows and the last tuning run's curve.
 
     report_plots.py --rows build/report.json --out-dir build/report \
-        [--trials .gradtune/trials-<class>.jsonl --since 2026-12-03T12:00:00Z] \
+        [--curve .gradtune/trials-<class>.jsonl.curve.json] \
         [--markdown build/report/summary.md]
 
 Writes into --out-dir, one PNG each:
@@ -14,15 +14,14 @@ Writes into --out-dir, one PNG each:
                      roofline (FMA peak or DRAM copy bandwidth, measured by
                      the benchmark run itself);
   tuning-curves.png  best-so-far geomean speedup over the generic variant
-                     against time, per structure group, for the trials logged
-                     at or after --since (the last tuning run).
+                     against time, per structure group: the curve `gradtune
+                     tune` printed and wrote next to its log (<log>.curve.json).
 and prints (or writes to --markdown) the summary lines and the image links,
 relative to the markdown file, for the report to start with.
 Needs matplotlib (scripts/requirements.txt puts it in .venv).
 """
 import argparse
 import collections
-import datetime
 import json
 import math
 import os
@@ -115,67 +114,36 @@ def plot_roofline(rows, out_dir):
     return "roofline.png"
 
 
-def parse_time(text):
-    return datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
-
-
-def tuning_curves(trials_path, since):
-    """{group: [(minutes, geomean best-so-far speedup)]}, the trial count and
-    the run's length in minutes, for the ok trials at or after `since`. The
-    geomean is over the group's shapes of each shape's best so far (what
-    per-shape records deliver); a group's curve starts once each of its shapes
-    has a measurement."""
-    trials = []
-    for line in open(trials_path):
-        line = line.strip()
-        if not line:
-            continue
-        t = json.loads(line)
-        if t.get("status") != "ok" or not t.get("median_ms") or not t.get("generic_median_ms"):
-            continue
-        when = parse_time(t["timestamp"])
-        if since and when < since:
-            continue
-        group = t["op"] + " " + " ".join(f"{k}={v}" for k, v in sorted(t["structure"].items()))
-        trials.append((when, group, t["shape_id"], t["generic_median_ms"] / t["median_ms"]))
-    trials.sort(key=lambda x: x[0])
-    if not trials:
-        return {}, 0, 0.0
-    start = trials[0][0]
-    shapes = collections.defaultdict(set)
-    for _, group, shape, _ in trials:
-        shapes[group].add(shape)
-    best = collections.defaultdict(dict)
-    curves = collections.defaultdict(list)
-    for when, group, shape, speedup in trials:
-        if speedup <= best[group].get(shape, 0):
-            continue
-        best[group][shape] = speedup
-        if len(best[group]) == len(shapes[group]):
-            curves[group].append(((when - start).total_seconds() / 60, geomean(best[group].values())))
-    return dict(curves), len(trials), (trials[-1][0] - start).total_seconds() / 60
+def read_curve(path):
+    """{group: [(minutes, best-so-far)]}, candidates measured and minutes, from
+    the <log>.curve.json of a `gradtune tune` run."""
+    run = json.load(open(path))
+    curves = {g["group"]: [(seconds / 60, best) for seconds, _, best in g["points"]]
+              for g in run["groups"] if g["points"]}
+    return curves, run["measured"], run["elapsed_s"] / 60
 
 
 def plot_curves(curves, minutes, out_dir):
     if not curves:
         return None
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    fig, ax = plt.subplots(figsize=(10, 4.5 + 0.2 * len(curves)))
     for group, points in sorted(curves.items()):
         xs = [p[0] for p in points] + [minutes]
         ys = [p[1] for p in points] + [points[-1][1]]
-        ax.step(xs, ys, where="post", label=group if len(group) < 70 else group[:67] + "...")
+        ax.step(xs, ys, where="post", label=group)
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_xlabel("minutes into the tuning run")
-    ax.set_ylabel("geomean of each shape's best so far (x generic)")
+    ax.set_ylabel("best-so-far geomean speedup over generic (x)")
     ax.set_title("Tuning curves, per structure group", fontsize="medium")
-    ax.legend(fontsize="xx-small", loc="lower right")
+    # Below the axes, whole: groups differ only late in their labels (stride, filter size).
+    ax.legend(fontsize="xx-small", loc="upper center", bbox_to_anchor=(0.5, -0.15))
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, "tuning-curves.png"), dpi=100)
     plt.close(fig)
     return "tuning-curves.png"
 
 
-def summary(rows, curves, trial_count, minutes):
+def summary(rows, curves, measured, minutes):
     """Five lines: what got faster, by how much, against what, on which CPU."""
     first = rows[0]
     per_op = collections.defaultdict(list)
@@ -204,11 +172,11 @@ def summary(rows, curves, trial_count, minutes):
     roof = (f"roofline median {100 * fractions[len(fractions) // 2]:.0f}% "
             f"({100 * fractions[0]:.0f}-{100 * fractions[-1]:.0f}%)" if fractions else "roofline not computed")
     if curves:
-        gains = sorted(((pts[-1][1], g) for g, pts in curves.items()), reverse=True)
-        tune = (f"tuning: {trial_count} measurements in {minutes:.0f} min over {len(curves)} structure group(s), "
-                f"best group {gains[0][0]:.2f}x over generic")
+        best = max(max(best for _, best in points) for points in curves.values())
+        tune = (f"tuning: {measured} candidates in {minutes:.0f} min over {len(curves)} structure group(s), "
+                f"best group {best:.2f}x over generic")
     else:
-        tune = "no tuning run in the trials log"
+        tune = "no tuning run given"
     lines.append(f"- **Where it stands:** {roof}; {tune}.")
     return lines
 
@@ -217,8 +185,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", required=True, help="gradtune-bench --json output")
     parser.add_argument("--out-dir", required=True, help="where the PNG files go")
-    parser.add_argument("--trials", help="the tuner's trials log (JSON lines)")
-    parser.add_argument("--since", help="first timestamp of the tuning run to plot (UTC, 2026-12-03T12:00:00Z)")
+    parser.add_argument("--curve", help="the tuning run's curve (<trials log>.curve.json, written by gradtune tune)")
     parser.add_argument("--markdown", help="write the summary and image links here (default: stdout)")
     args = parser.parse_args()
 
@@ -229,18 +196,14 @@ def main():
     rows = [r for r in rows if not r.get("error") and r.get("tuned_median_ms", 0) > 0]
     if not rows:
         sys.exit(f"report_plots: {args.rows} has no timed row")
-    try:
-        since = parse_time(args.since) if args.since else None
-    except ValueError:
-        sys.exit(f"report_plots: --since {args.since}: not a UTC time like 2026-12-03T12:00:00Z")
-    curves, trial_count, minutes = {}, 0, 0.0
-    if args.trials:
-        if not os.path.exists(args.trials):
-            sys.exit(f"report_plots: no trials log at {args.trials}")
+    curves, measured, minutes = {}, 0, 0.0
+    if args.curve:
         try:
-            curves, trial_count, minutes = tuning_curves(args.trials, since)
-        except (ValueError, KeyError) as e:
-            sys.exit(f"report_plots: {args.trials} is not a trials log of gradtune tune: {e!r}")
+            curves, measured, minutes = read_curve(args.curve)
+        except OSError as e:
+            sys.exit(f"report_plots: cannot read the tuning curve {args.curve}: {e}")
+        except (ValueError, KeyError, TypeError) as e:
+            sys.exit(f"report_plots: {args.curve} is not a curve written by gradtune tune: {e!r}")
 
     os.makedirs(args.out_dir, exist_ok=True)
     images = [(f"Speedup of {op}", name) for op, name in plot_speedups(rows, args.out_dir).items()]
@@ -252,7 +215,7 @@ def main():
         images.append(("Tuning curves", curve_file))
 
     base = os.path.dirname(os.path.abspath(args.markdown)) if args.markdown else os.getcwd()
-    text = summary(rows, curves, trial_count, minutes) + [""]
+    text = summary(rows, curves, measured, minutes) + [""]
     for title, name in images:
         text.append(f"![{title}]({os.path.relpath(os.path.join(args.out_dir, name), base)})")
     text.append("")

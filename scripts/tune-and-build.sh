@@ -17,7 +17,6 @@ budget="${GRADTUNE_TUNE_BUDGET:-300}"
 ./scripts/build.sh
 export PATH="$root/.venv/bin:$PATH"
 echo "[main] tuning the default suite for ${budget}s (GRADTUNE_TUNE_BUDGET to change)"
-since="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 build/tuner/gradtune tune --budget "$budget" 2>&1 | tee build/tune.log
 build/tuner/gradtune distill
 echo "[main] rebuilding with the distilled records"
@@ -27,7 +26,7 @@ build/bench/gradtune-bench --markdown build/report-tables.md --json build/report
 echo "[main] plotting"
 klass="$(build/tuner/gradtune variants | awk 'NR == 1 {print $3}')"
 .venv/bin/python scripts/report_plots.py --rows build/report.json --out-dir build/report \
-  --trials ".gradtune/trials-$klass.jsonl" --since "$since" --markdown build/report-summary.md
+  --curve ".gradtune/trials-$klass.jsonl.curve.json" --markdown build/report-summary.md
 # The summary and plots first, then the benchmark's tables, then the tuning
 # run's rate and curve.
 {

@@ -5,7 +5,8 @@
 #     a PNG that decodes to an image of sensible size;
 #   - five summary lines naming this machine's target class, and image links
 #     that resolve from the markdown file's folder;
-#   - clear errors for a missing or empty benchmark file and a missing log.
+#   - clear errors for a missing or empty benchmark file, and a missing or
+#     wrong tuning curve.
 # Usage: report_plots_test.sh <gradtune> <gradtune-bench> <python> <source dir>
 set -euo pipefail
 gradtune="$1"; bench="$2"; python="$3"; root="$4"
@@ -20,12 +21,11 @@ FractionalAvgPoolGrad N=1 H=20 W=20 C=16 OH=14 OW=14 id=S2
 SUITE
 plots=("$python" "$root/scripts/report_plots.py")
 
-since="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 "$gradtune" tune --suite "$suite" --max-trials 4 --log "$work/trials.jsonl" --work-dir "$work/candidates" \
   --samples 2 --min-sample-ms 0 --jobs 1 >"$work/tune.log" 2>&1 || { cat "$work/tune.log"; exit 1; }
 env -u OMP_WAIT_POLICY "$bench" --suite "$suite" --samples 2 --min-sample-ms 2 --json "$work/rows.json" \
   >/dev/null 2>"$work/bench.err" || { cat "$work/bench.err"; exit 1; }
-"${plots[@]}" --rows "$work/rows.json" --out-dir "$work/report/png" --trials "$work/trials.jsonl" --since "$since" \
+"${plots[@]}" --rows "$work/rows.json" --out-dir "$work/report/png" --curve "$work/trials.jsonl.curve.json" \
   --markdown "$work/report/summary.md" || { echo "report_plots.py failed"; exit 1; }
 klass="$("$gradtune" variants | awk 'NR == 1 {print $3}')"
 
@@ -38,7 +38,7 @@ print(text)
 summary = [l for l in text.splitlines() if l.startswith("- **")]
 assert len(summary) == 5, summary
 assert klass in summary[0], f"the summary does not name the target class {klass}"
-assert "measurements in" in summary[4] and "roofline median" in summary[4], summary[4]
+assert "candidates in" in summary[4] and "roofline median" in summary[4], summary[4]
 links = re.findall(r"!\[[^]]*\]\(([^)]+)\)", text)
 names = sorted(os.path.basename(l) for l in links)
 assert names == ["roofline.png", "speedup-DepthwiseConv2dNativeBackpropInput.png",
@@ -62,6 +62,6 @@ expect_error() {
 expect_error "a missing benchmark file" --rows "$work/none.json" --out-dir "$work/x"
 echo "[]" >"$work/empty.json"
 expect_error "no timed row" --rows "$work/empty.json" --out-dir "$work/x"
-expect_error "a missing trials log" --rows "$work/rows.json" --out-dir "$work/x" --trials "$work/none.jsonl"
-expect_error "a bad --since" --rows "$work/rows.json" --out-dir "$work/x" --trials "$work/trials.jsonl" --since yesterday
+expect_error "a missing tuning curve" --rows "$work/rows.json" --out-dir "$work/x" --curve "$work/none.json"
+expect_error "a file that is not a tuning curve" --rows "$work/rows.json" --out-dir "$work/x" --curve "$work/trials.jsonl"
 echo "PASSED"
