@@ -1,10 +1,12 @@
 # The sanitizer build (option GRADTUNE_SANITIZE, run by scripts/sanitize.sh):
-# copies of libgradtune, the tuner library, the gradtune command and the
-# tests, compiled with AddressSanitizer and UndefinedBehaviorSanitizer, next
-# to the normal targets in the same build tree. The Halide-generated kernels
-# and the Halide runtime are linked into the copies as they were compiled
-# (uninstrumented): ASan still sees every heap access the C++ makes, and the
-# copies cost a compile of the C++ only, not of the variants.
+# copies of libgradtune, the tuner library and the gradtune command, compiled
+# with AddressSanitizer and UndefinedBehaviorSanitizer, next to the normal
+# targets in the same build tree, and a test executable that links the
+# tests' objects (compiled once, tests/CMakeLists.txt) against those copies.
+# The Halide-generated kernels and the Halide runtime are linked into the
+# copies as they were compiled (uninstrumented): ASan still sees every heap
+# access the C++ makes, and the copies cost a compile of the runtime's and the
+# tuner's C++ only, not of the variants.
 # A ThreadSanitizer copy of libgradtune (gradtune_tsan) runs only the
 # concurrent-calls test (tests/concurrent_calls.cpp): TSan cannot share a
 # process with ASan, and the rest of the suite is single-threaded C++.

@@ -23,15 +23,38 @@ set(_tool_sources
 gradtune_op_files(_spaces "${PROJECT_SOURCE_DIR}/schedules/" "_space.cpp")
 list(APPEND _tool_sources ${_spaces})
 set(_tool "${PROJECT_BINARY_DIR}/gradtune-records")
-try_compile(_tool_ok
-    SOURCES ${_tool_sources}
-    CMAKE_FLAGS "-DINCLUDE_DIRECTORIES=${PROJECT_SOURCE_DIR}/schedules;${PROJECT_SOURCE_DIR}/tuner;${PROJECT_SOURCE_DIR}/runtime/include;${GRADTUNE_GENERATED_DIR}"
-    CXX_STANDARD 20
-    LINK_LIBRARIES nlohmann_json::nlohmann_json
-    OUTPUT_VARIABLE _tool_log
-    COPY_FILE "${_tool}")
-if (NOT _tool_ok)
-    message(FATAL_ERROR "gradtune: could not compile the records tool:\n${_tool_log}")
+# Compiled again only when its inputs change: the try_compile is nearly all of
+# a configure's time (12 s of 12.5 s), and every distill -> rebuild, the
+# sanitizer stage and the configure tests re-configure. The stamp covers the
+# sources, every header they may include, and the compiler.
+file(GLOB _tool_headers
+    "${PROJECT_SOURCE_DIR}/schedules/*.h" "${PROJECT_SOURCE_DIR}/schedules/*.inc"
+    "${PROJECT_SOURCE_DIR}/tuner/*.h" "${PROJECT_SOURCE_DIR}/runtime/include/gradtune/*.h"
+    "${GRADTUNE_GENERATED_DIR}/*.inc")
+set(_tool_stamp "${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION} ${CMAKE_CXX_COMPILER}")
+foreach (_f IN LISTS _tool_sources _tool_headers)
+    file(SHA256 "${_f}" _hash)
+    string(APPEND _tool_stamp "\n${_f} ${_hash}")
+endforeach ()
+string(SHA256 _tool_stamp "${_tool_stamp}")
+set(_tool_stamp_file "${PROJECT_BINARY_DIR}/gradtune-records.stamp")
+set(_tool_old_stamp "")
+if (EXISTS "${_tool}" AND EXISTS "${_tool_stamp_file}")
+    file(READ "${_tool_stamp_file}" _tool_old_stamp)
+endif ()
+if (NOT _tool_old_stamp STREQUAL _tool_stamp)
+    file(REMOVE "${_tool_stamp_file}")
+    try_compile(_tool_ok
+        SOURCES ${_tool_sources}
+        CMAKE_FLAGS "-DINCLUDE_DIRECTORIES=${PROJECT_SOURCE_DIR}/schedules;${PROJECT_SOURCE_DIR}/tuner;${PROJECT_SOURCE_DIR}/runtime/include;${GRADTUNE_GENERATED_DIR}"
+        CXX_STANDARD 20
+        LINK_LIBRARIES nlohmann_json::nlohmann_json
+        OUTPUT_VARIABLE _tool_log
+        COPY_FILE "${_tool}")
+    if (NOT _tool_ok)
+        message(FATAL_ERROR "gradtune: could not compile the records tool:\n${_tool_log}")
+    endif ()
+    file(WRITE "${_tool_stamp_file}" "${_tool_stamp}")
 endif ()
 
 # Re-configure when a record file is added or removed (the glob) and when one

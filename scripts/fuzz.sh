@@ -5,7 +5,8 @@
 # (tests/fuzz/corpus/<target>/, copied: the run's new inputs stay in
 # build/fuzz/). A crash, a sanitizer report, a leak, a timeout or an exception
 # out of the API fails the stage; the crashing input is kept in build/fuzz/
-# and named in the log. Prints executions per target.
+# and named in the log. Prints executions per target. The targets run side
+# by side, one per core.
 #   fuzz_npy   the .npy reader of `gradtune run`
 #   fuzz_json  records files, trials lines, suite files and call specs
 #   fuzz_api   RunOp with random ops, dtypes, shapes and attrs near the limits
@@ -23,16 +24,13 @@ echo "[fuzz] building the fuzzers (clang, libFuzzer, ASan + UBSan)"
 cmake -S tests/fuzz -B "$out" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++-14 \
   -DGRADTUNE_BUILD_DIR="$root/build" -DHalide_DIR="$(sed -n 's/^Halide_DIR:PATH=//p' build/CMakeCache.txt)" >/dev/null
 cmake --build "$out" -j "$(nproc)"
-failed=0
-for target in npy json api cli argv; do
-  corpus="$out/corpus-$target"
+# One target: its run's result in $out/result-<target> (0 = no findings).
+fuzz_one() {
+  local target="$1" corpus="$out/corpus-$1" log="$out/fuzz_$1.log" rc execs
   mkdir -p "$corpus"
   cp -n tests/fuzz/corpus/$target/* "$corpus"/ 2>/dev/null || true
-  log="$out/fuzz_$target.log"
   rm -f "$out"/crash-$target-*  # a finding of an earlier run is not this run's
   set +e
-  # Allocations past 512 MB return null (std::bad_alloc: ResourceExhausted
-  # in the API) so that a fuzzed size is refused, not swapped.
   ASAN_OPTIONS="allocator_may_return_null=1:max_allocation_size_mb=512:detect_leaks=1" \
   UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
     "$out/fuzz_$target" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096 -max_len=4096 \
@@ -43,15 +41,32 @@ for target in npy json api cli argv; do
   if [ "$rc" -eq 0 ]; then
     echo "[fuzz] fuzz_$target: ${execs:-?} executions in ${seconds} s, no findings"
   else
-    failed=1
     echo "[fuzz] fuzz_$target: FINDING (exit $rc) after ${execs:-?} executions; log $log:"
-    # -a: the log quotes the input's bytes. The input itself goes into the log
-    # of this stage too, so that a finding on a CI machine can be replayed:
-    #   base64 -d >input <<<'...'; build/fuzz/fuzz_<target> input
     grep -aE "ERROR|runtime error|SUMMARY|Test unit written|deadly signal|timeout" "$log" | head -20
     for input in "$out"/crash-$target-*; do
       [ -f "$input" ] && echo "[fuzz] $(basename "$input") (base64): $(head -c 4096 "$input" | base64 -w0)"
     done
   fi
+  echo "$rc" >"$out/result-$target"
+}
+
+# The targets run side by side, one per core (each fuzzer is one process on
+# one core): the stage takes FUZZ_SECONDS per core's share of the targets,
+# not per target.
+targets=(npy json api cli argv)
+rm -f "$out"/result-*
+running=0
+for target in "${targets[@]}"; do
+  if [ "$running" -ge "$(nproc)" ]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  fuzz_one "$target" &
+  running=$((running + 1))
+done
+wait || true
+failed=0
+for target in "${targets[@]}"; do
+  [ "$(cat "$out/result-$target" 2>/dev/null || echo missing)" = 0 ] || failed=1
 done
 exit "$failed"

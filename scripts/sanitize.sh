@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The sanitizer stage of CI, after the test command: the runtime, the gradtune
-# command and the tests rebuilt with AddressSanitizer + UndefinedBehaviorSanitizer
-# (cmake/GradtuneSanitize.cmake; the compiled kernels are reused, so this
-# compiles C++ only), then every test of the suite run against them
+# The sanitizer stage of CI, after the test command: the runtime and the
+# gradtune command rebuilt with AddressSanitizer + UndefinedBehaviorSanitizer
+# (cmake/GradtuneSanitize.cmake; the compiled kernels and the tests' objects
+# are reused, so this compiles the runtime's and the tuner's C++ only), then every test of the suite run against them
 # (`ctest -L sanitize`), and the concurrent-calls test over a ThreadSanitizer
 # copy of the runtime. A sanitizer report fails its test. The build tree is
 # left configured as before (GRADTUNE_SANITIZE=OFF), so the README's commands
