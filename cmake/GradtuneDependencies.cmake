@@ -115,15 +115,22 @@ foreach (_t IN LISTS _gradtune_targets)
         list(APPEND GRADTUNE_CPU_TARGET_LIST "${_t}")
     endif ()
 endforeach ()
-# Tuned records (own and transferred) are compiled only for the targets at
-# this machine's ISA level or above (AVX-512 on an AVX-512 machine): their
-# knobs were tuned for that vector width, and each target costs a full
-# compile of the kernel in every user's build (the AVX2 copy of a tuned
-# variant: 11% of a Conv2DBackpropInput record's compile, 40% of a
-# Conv2DBackpropFilter one's, measured on an Intel Xeon). Structure defaults
-# and generic variants are compiled for every target, so a CPU below that level (or
-# GRADTUNE_MAX_CPU_ISA=avx2) is served by them: dispatch skips the tuned
-# variants there (runtime/src/halide_call.cpp, tuned_cpu_variants_usable).
+# Tuned records (own and transferred) are compiled for this machine's target
+# only, by default: they are the kernels tuned for this machine, and every
+# target costs a full compile of every tuned kernel in every build (the AMD
+# AVX-512 copy of the tuned records was 890 s of the 2415 s of CPU time that
+# an Intel Xeon spent generating variants, 7 of a CI run's 31 minutes).
+# Structure defaults and generic variants are compiled for every target, so a
+# library built here runs everywhere, with them, where the CPU lacks this
+# machine's features (dispatch skips the tuned variants there:
+# runtime/src/halide_call.cpp, tuned_cpu_variants_usable).
+# GRADTUNE_TUNED_CPU_TARGETS=all compiles them for every target at this
+# machine's ISA level (AVX-512 on an AVX-512 machine), for a library to ship
+# to other CPUs: not for the AVX2 baseline, whose vector width their knobs
+# were not tuned for.
+set(GRADTUNE_TUNED_CPU_TARGETS "host" CACHE STRING
+    "CPU targets of the tuned records: 'host' (this machine's target) or 'all' (every target of GRADTUNE_CPU_TARGETS at this machine's ISA level)")
+set_property(CACHE GRADTUNE_TUNED_CPU_TARGETS PROPERTY STRINGS host all)
 function(_gradtune_isa_level target out)
     if (target MATCHES "(^|-)avx512")
         set(${out} 3 PARENT_SCOPE)
@@ -135,16 +142,22 @@ function(_gradtune_isa_level target out)
         set(${out} 0 PARENT_SCOPE)
     endif ()
 endfunction()
-_gradtune_isa_level("${GRADTUNE_CPU_TARGET}" _gradtune_host_level)
-set(GRADTUNE_TUNED_CPU_TARGET_LIST "")
-foreach (_t IN LISTS GRADTUNE_CPU_TARGET_LIST)
-    _gradtune_isa_level("${_t}" _level)
-    if (_level GREATER_EQUAL _gradtune_host_level)
-        list(APPEND GRADTUNE_TUNED_CPU_TARGET_LIST "${_t}")
-    endif ()
-endforeach ()
+if (GRADTUNE_TUNED_CPU_TARGETS STREQUAL "host")
+    list(GET GRADTUNE_CPU_TARGET_LIST 0 GRADTUNE_TUNED_CPU_TARGET_LIST)  # the host target comes first
+elseif (GRADTUNE_TUNED_CPU_TARGETS STREQUAL "all")
+    _gradtune_isa_level("${GRADTUNE_CPU_TARGET}" _gradtune_host_level)
+    set(GRADTUNE_TUNED_CPU_TARGET_LIST "")
+    foreach (_t IN LISTS GRADTUNE_CPU_TARGET_LIST)
+        _gradtune_isa_level("${_t}" _level)
+        if (_level GREATER_EQUAL _gradtune_host_level)
+            list(APPEND GRADTUNE_TUNED_CPU_TARGET_LIST "${_t}")
+        endif ()
+    endforeach ()
+else ()
+    message(FATAL_ERROR "gradtune: GRADTUNE_TUNED_CPU_TARGETS is '${GRADTUNE_TUNED_CPU_TARGETS}'; use 'host' or 'all'")
+endif ()
 message(STATUS "gradtune: CPU target ${GRADTUNE_CPU_TARGET}")
 list(LENGTH GRADTUNE_CPU_TARGET_LIST _gradtune_count)
 list(LENGTH GRADTUNE_TUNED_CPU_TARGET_LIST _gradtune_tuned_count)
 message(STATUS "gradtune: structure defaults and generic variants are compiled for ${_gradtune_count} target(s): ${GRADTUNE_CPU_TARGET_LIST}")
-message(STATUS "gradtune: tuned records for the ${_gradtune_tuned_count} of them at this machine's ISA level or above")
+message(STATUS "gradtune: tuned records for ${_gradtune_tuned_count} of them (GRADTUNE_TUNED_CPU_TARGETS=${GRADTUNE_TUNED_CPU_TARGETS})")

@@ -10,8 +10,8 @@
 # 2. gradtune_add_variant(): one add_halide_library per variant, all sharing
 #    one Halide runtime (gradtune_halide_runtime). CPU variants are compiled
 #    for every target of GRADTUNE_CPU_TARGET_LIST, except tuned records
-#    (TUNED): for GRADTUNE_TUNED_CPU_TARGET_LIST, the targets at this
-#    machine's ISA level (cmake/GradtuneDependencies.cmake says why).
+#    (TUNED): for GRADTUNE_TUNED_CPU_TARGET_LIST, this machine's target by
+#    default (cmake/GradtuneDependencies.cmake says why).
 
 # The records tool, compiled now (configure time) from the same sources the
 # tuner links.

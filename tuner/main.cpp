@@ -81,7 +81,7 @@ int main(int argc, char **argv) {
                             " for " + std::to_string(count) + " shape(s)" +
                             (klass == TargetClass() ? "" : " from " + klass);
                 }
-                if (!v.runs_here) role += " (not on this CPU: compiled for the build machine's ISA level)";
+                if (!v.runs_here) role += " (not on this CPU: compiled for the build machine's CPU only)";
                 std::cout << v.name << "  " << to_string(v.device) << " " << v.dtype << " " << v.data_format << "  "
                           << role << "\n    " << v.knobs << "\n";
             }

@@ -7,7 +7,7 @@
 //     class has no record of, the records of the other classes, nearest class
 //     first (class_distance): "transferred" records, compiled for this target.
 // Tuned records are compiled only for the --tuned-cpu-target targets where
-// those are given (the targets at this machine's ISA level: see
+// those are given (this machine's target, GRADTUNE_TUNED_CPU_TARGETS: see
 // cmake/GradtuneDependencies.cmake); the table then lists those targets'
 // features, so that dispatch skips tuned variants on a CPU that has none.
 // It writes a CMake file with one gradtune_add_variant() per variant (PARAMS =

@@ -104,8 +104,8 @@ Status select_kernel(const CallInfo &call, const RunOptions &options, const std:
                                        " " + structure_text(call.structure) + ")");
             if (!runs_here(k))
                 return Unimplemented("variant " + options.variant +
-                                     " is a tuned record, compiled only for the CPU targets of the build machine's "
-                                     "ISA level; this CPU (or GRADTUNE_MAX_CPU_ISA) can use none of them");
+                                     " is a tuned record, compiled only for the build machine's CPU (GRADTUNE_TUNED_CPU_TARGETS); "
+                                     "this CPU (or GRADTUNE_MAX_CPU_ISA) lacks its features");
             *selection = {k.function, k.name, "forced", "RunOptions::variant"};
             return Status::OK();
         }

@@ -28,8 +28,8 @@ struct VariantInfo {
     bool generic = false;
     bool structure_default = false;  // serves its structure where no record does
     // False for a tuned record that this CPU (under GRADTUNE_MAX_CPU_ISA) cannot
-    // run: tuned records are compiled only for the build machine's ISA level
-    // (AVX-512 on an AVX-512 machine), and dispatch skips them elsewhere.
+    // run: tuned records are compiled only for the build machine's target
+    // (GRADTUNE_TUNED_CPU_TARGETS), and dispatch skips them elsewhere.
     bool runs_here = true;
     std::vector<TunedShapeInfo> tuned_for;
 };
