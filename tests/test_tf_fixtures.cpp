@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -147,6 +148,13 @@ std::string run_case(const OpSpec &spec, const json &c, OpTally *tally) {
         return std::string("RunOp threw: ") + e.what();
     }
 
+    // The framework path (RunOpInto, as python/gradtune_tf calls it):
+    // DescribeCall validates first, with RunOp's error where it refuses.
+    CallInfo info;
+    const Status described = DescribeCall(call, &info);
+    if (!described.ok() && (described.code() != status.code() || described.message() != status.message()))
+        return "DescribeCall: " + described.ToString() + ", RunOp: " + status.ToString();
+
     const json &expect = c.at("expect");
     if (expect.contains("error")) {
         const json &err = expect.at("error");
@@ -163,6 +171,27 @@ std::string run_case(const OpSpec &spec, const json &c, OpTally *tally) {
     }
 
     if (!status.ok()) return "expected outputs, got " + status.ToString();
+    if (!described.ok()) return "RunOp succeeded, DescribeCall: " + described.ToString();
+    // RunOpInto, into memory of the dtypes and shapes DescribeCall reports:
+    // the same bits as RunOp.
+    if (info.output_shapes.size() != outputs.size()) return "DescribeCall reports another number of outputs";
+    std::vector<Tensor> into;
+    for (size_t k = 0; k < outputs.size(); k++) {
+        if (info.output_dtypes[k] != outputs[k].dtype() || info.output_shapes[k] != outputs[k].shape())
+            return "DescribeCall reports output " + std::to_string(k) + " as " + DataTypeName(info.output_dtypes[k]) +
+                   ShapeString(info.output_shapes[k]) + ", RunOp made " + DataTypeName(outputs[k].dtype()) +
+                   ShapeString(outputs[k].shape());
+        into.emplace_back(info.output_dtypes[k], info.output_shapes[k]);
+    }
+    std::vector<TensorRef> views;
+    for (Tensor &t : into) views.push_back(t.ref());
+    const Status into_status = RunOpInto(call, views);
+    if (!into_status.ok()) return "RunOp succeeded, RunOpInto: " + into_status.ToString();
+    for (size_t k = 0; k < outputs.size(); k++) {
+        const size_t bytes = static_cast<size_t>(outputs[k].num_elements()) * DataTypeSize(outputs[k].dtype());
+        if (bytes > 0 && std::memcmp(into[k].data(), outputs[k].data(), bytes) != 0)
+            return "RunOpInto's output " + std::to_string(k) + " differs from RunOp's";
+    }
     const json &want = expect.at("outputs");
     if (outputs.size() != want.size())
         return "expected " + std::to_string(want.size()) + " outputs, got " + std::to_string(outputs.size());

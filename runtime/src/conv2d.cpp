@@ -133,6 +133,8 @@ Status Prepare(const ConstTensorRef &input, const ConstTensorRef &filter, const 
     p->empty_input = input.num_elements() == 0;
     p->info.op = kOp;
     p->info.dtype = DataTypeName(input.dtype);
+    p->info.output_dtypes = {input.dtype};
+    p->info.output_shapes = {p->output_shape};
     p->info.data_format = tf::DataFormatName(format);
     p->info.structure = {{"dilation_height", dilations[h_dim]},
                          {"dilation_width", dilations[w_dim]},
@@ -239,7 +241,7 @@ OpEntry conv2d_entry() {
         GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "dilations", &attrs->dilations_));
         return Status::OK();
     };
-    entry.run = [unpack](const OpCall &call, std::vector<Tensor> *outputs, const RunOptions &options) -> Status {
+    entry.run = [unpack](const OpCall &call, const Outputs &outputs, const RunOptions &options) -> Status {
         ConstTensorRef input, filter;
         std::vector<int> strides;
         std::string padding;

@@ -133,6 +133,8 @@ Status Prepare(const ConstTensorRef &input, const ConstTensorRef &filter_sizes, 
     p->pad_left = dims.spatial_dims[1].forward_pad_before;
     p->info.op = kOp;
     p->info.dtype = DataTypeName(input.dtype);
+    p->info.output_dtypes = {input.dtype};
+    p->info.output_shapes = {p->filter_shape};
     p->info.data_format = tf::DataFormatName(format);
     p->info.structure = {{"dilation_height", static_cast<int>(p->dilation_rows)},
                          {"dilation_width", static_cast<int>(p->dilation_cols)},
@@ -246,7 +248,7 @@ OpEntry conv2d_backprop_filter_entry() {
         GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "dilations", &attrs->dilations_));
         return Status::OK();
     };
-    entry.run = [unpack](const OpCall &call, std::vector<Tensor> *outputs, const RunOptions &options) -> Status {
+    entry.run = [unpack](const OpCall &call, const Outputs &outputs, const RunOptions &options) -> Status {
         ConstTensorRef input, filter_sizes, out_backprop;
         std::vector<int> strides;
         std::string padding;

@@ -123,6 +123,8 @@ Status Prepare(const ConstTensorRef &input_sizes, const ConstTensorRef &filter, 
     p->pad_left = dims.spatial_dims[1].forward_pad_before;
     p->info.op = kOp;
     p->info.dtype = DataTypeName(filter.dtype);
+    p->info.output_dtypes = {filter.dtype};
+    p->info.output_shapes = {p->input_shape};
     p->info.data_format = tf::DataFormatName(format);
     p->info.structure = {{"dilation_height", static_cast<int>(p->dilation_rows)},
                          {"dilation_width", static_cast<int>(p->dilation_cols)},
@@ -236,7 +238,7 @@ OpEntry conv2d_backprop_input_entry() {
         GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "dilations", &attrs->dilations_));
         return Status::OK();
     };
-    entry.run = [unpack](const OpCall &call, std::vector<Tensor> *outputs, const RunOptions &options) -> Status {
+    entry.run = [unpack](const OpCall &call, const Outputs &outputs, const RunOptions &options) -> Status {
         ConstTensorRef input_sizes, filter, out_backprop;
         std::vector<int> strides;
         std::string padding;

@@ -131,6 +131,8 @@ Status Prepare(const ConstTensorRef &input, const ConstTensorRef &filter, const 
     p->zeros = input.num_elements() == 0 || filter.num_elements() == 0;
     p->info.op = kOp;
     p->info.dtype = DataTypeName(input.dtype);
+    p->info.output_dtypes = {input.dtype};
+    p->info.output_shapes = {p->output_shape};
     p->info.data_format = tf::DataFormatName(format);
     p->info.structure = {{"depth_multiplier", static_cast<int>(multiplier)},
                          {"dilation_height", static_cast<int>(dilation_rows)},
@@ -238,7 +240,7 @@ OpEntry depthwise_conv2d_native_entry() {
         GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "dilations", &attrs->dilations_));
         return Status::OK();
     };
-    entry.run = [unpack](const OpCall &call, std::vector<Tensor> *outputs, const RunOptions &options) -> Status {
+    entry.run = [unpack](const OpCall &call, const Outputs &outputs, const RunOptions &options) -> Status {
         ConstTensorRef input, filter;
         std::vector<int> strides;
         std::string padding;

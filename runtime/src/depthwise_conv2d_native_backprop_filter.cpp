@@ -133,6 +133,8 @@ Status Prepare(const ConstTensorRef &input, const ConstTensorRef &filter_sizes, 
     p->zeros = out_backprop.num_elements() == 0 || input.num_elements() == 0;
     p->info.op = kOp;
     p->info.dtype = DataTypeName(input.dtype);
+    p->info.output_dtypes = {input.dtype};
+    p->info.output_shapes = {p->filter_shape};
     p->info.data_format = tf::DataFormatName(format);
     p->info.structure = {{"depth_multiplier", static_cast<int>(multiplier)},
                          {"dilation_height", dilations[h_dim]},
@@ -237,7 +239,7 @@ OpEntry depthwise_conv2d_native_backprop_filter_entry() {
         GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "dilations", &attrs->dilations_));
         return Status::OK();
     };
-    entry.run = [unpack](const OpCall &call, std::vector<Tensor> *outputs, const RunOptions &options) -> Status {
+    entry.run = [unpack](const OpCall &call, const Outputs &outputs, const RunOptions &options) -> Status {
         ConstTensorRef input, filter_sizes, out_backprop;
         std::vector<int> strides;
         std::string padding;

@@ -128,6 +128,8 @@ Status Prepare(const ConstTensorRef &input_sizes, const ConstTensorRef &filter, 
     p->zeros = out_backprop.num_elements() == 0 || filter.num_elements() == 0;
     p->info.op = kOp;
     p->info.dtype = DataTypeName(filter.dtype);
+    p->info.output_dtypes = {filter.dtype};
+    p->info.output_shapes = {p->input_shape};
     p->info.data_format = tf::DataFormatName(format);
     p->info.structure = {{"depth_multiplier", static_cast<int>(multiplier)},
                          {"dilation_height", dilations[h_dim]},
@@ -234,7 +236,7 @@ OpEntry depthwise_conv2d_native_backprop_input_entry() {
         GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "dilations", &attrs->dilations_));
         return Status::OK();
     };
-    entry.run = [unpack](const OpCall &call, std::vector<Tensor> *outputs, const RunOptions &options) -> Status {
+    entry.run = [unpack](const OpCall &call, const Outputs &outputs, const RunOptions &options) -> Status {
         ConstTensorRef input_sizes, filter, out_backprop;
         std::vector<int> strides;
         std::string padding;

@@ -122,6 +122,8 @@ Status Prepare(const ConstTensorRef &value, const std::vector<float> &pooling_ra
     p->overlapping = attrs.overlapping_;
     p->info.op = kOp;
     p->info.dtype = DataTypeName(value.dtype);
+    p->info.output_dtypes = {value.dtype, DataType::kInt64, DataType::kInt64};
+    p->info.output_shapes = {p->output_shape, {p->output_shape[1] + 1}, {p->output_shape[2] + 1}};
     p->info.data_format = "NHWC";
     p->info.structure = {{"overlapping", attrs.overlapping_ ? 2 : 1}};
     p->info.padding = "VALID";  // pooling cells never reach outside the input
@@ -254,20 +256,20 @@ OpEntry fractional_avg_pool_entry() {
         GRADTUNE_RETURN_IF_ERROR(GetInt(call, spec, "seed", &attrs->seed_));
         return GetInt(call, spec, "seed2", &attrs->seed2_);
     };
-    entry.run = [unpack](const OpCall &call, std::vector<Tensor> *outputs, const RunOptions &options) -> Status {
+    entry.run = [unpack](const OpCall &call, const Outputs &outputs, const RunOptions &options) -> Status {
         ConstTensorRef value;
         std::vector<float> ratio;
         FractionalAvgPool::Attrs attrs;
         GRADTUNE_RETURN_IF_ERROR(unpack(call, &value, &ratio, &attrs));
-        if (outputs->size() == 3)  // reuse the caller's outputs (see RunOp)
-            return FractionalAvgPool::Compute(value, ratio, (*outputs)[0].ref(), (*outputs)[1].ref(),
-                                              (*outputs)[2].ref(), attrs, options);
+        if (outputs.in_caller_memory(3))
+            return FractionalAvgPool::Compute(value, ratio, outputs.ref(0), outputs.ref(1), outputs.ref(2), attrs,
+                                              options);
         Tensor output, rows, cols;
         GRADTUNE_RETURN_IF_ERROR(FractionalAvgPool::Compute(value, ratio, &output, &rows, &cols, attrs, options));
-        outputs->clear();
-        outputs->push_back(std::move(output));
-        outputs->push_back(std::move(rows));
-        outputs->push_back(std::move(cols));
+        outputs.owned->clear();
+        outputs.owned->push_back(std::move(output));
+        outputs.owned->push_back(std::move(rows));
+        outputs.owned->push_back(std::move(cols));
         return Status::OK();
     };
     entry.describe = [unpack](const OpCall &call, CallInfo *info) -> Status {

@@ -170,6 +170,8 @@ Status Prepare(const ConstTensorRef &orig_input_tensor_shape, const ConstTensorR
     p->cols = cols;
     p->info.op = kOp;
     p->info.dtype = DataTypeName(out_backprop.dtype);
+    p->info.output_dtypes = {out_backprop.dtype};
+    p->info.output_shapes = {p->input_shape};
     p->info.data_format = "NHWC";
     p->info.structure = {{"overlapping", attrs.overlapping_ ? 2 : 1}};
     p->info.padding = "VALID";  // pooling cells never reach outside the input
@@ -315,7 +317,7 @@ OpEntry fractional_avg_pool_grad_entry() {
         for (size_t i = 0; i < 4; i++) GRADTUNE_RETURN_IF_ERROR(GetInput(call, spec.inputs[i], &(*inputs)[i]));
         return GetBool(call, spec, "overlapping", &attrs->overlapping_);
     };
-    entry.run = [unpack](const OpCall &call, std::vector<Tensor> *outputs, const RunOptions &options) -> Status {
+    entry.run = [unpack](const OpCall &call, const Outputs &outputs, const RunOptions &options) -> Status {
         std::array<ConstTensorRef, 4> in;
         FractionalAvgPoolGrad::Attrs attrs;
         GRADTUNE_RETURN_IF_ERROR(unpack(call, &in, &attrs));

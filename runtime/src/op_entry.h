@@ -9,24 +9,35 @@
 
 namespace gradtune::internal {
 
+// Where a by-name run writes its outputs: into caller memory (RunOpInto:
+// a framework's tensors), into the caller's tensors of an earlier run (RunOp
+// handed one tensor per output: timing loops reuse their outputs; allocating
+// and faulting in a fresh output per call would be timed too), or into new
+// tensors (RunOp).
+struct Outputs {
+    std::vector<Tensor> *owned = nullptr;           // RunOp
+    const std::vector<TensorRef> *views = nullptr;  // RunOpInto
+    // Whether the caller brings the memory of all `count` outputs.
+    bool in_caller_memory(size_t count) const { return views || owned->size() == count; }
+    TensorRef ref(size_t i) const { return views ? (*views)[i] : (*owned)[i].ref(); }
+};
+
 struct OpEntry {
     OpSpec spec;
-    std::function<Status(const OpCall &, std::vector<Tensor> *, const RunOptions &)> run;
+    std::function<Status(const OpCall &, const Outputs &, const RunOptions &)> run;
     std::function<Status(const OpCall &, CallInfo *)> describe;
 };
 
-// The by-name run of a single-output op: into the caller's tensor when RunOp
-// was handed one (timing loops reuse their outputs; allocating and faulting
-// in a fresh output per call would be timed too), else into a new tensor.
-// `compute` is the op's Compute() bound to its arguments; it is called with
-// a TensorRef or with a Tensor* (both Compute() overloads exist).
+// The by-name run of a single-output op. `compute` is the op's Compute()
+// bound to its arguments; it is called with a TensorRef or with a Tensor*
+// (both Compute() overloads exist).
 template <typename Compute>
-Status run_single_output(std::vector<Tensor> *outputs, Compute compute) {
-    if (outputs->size() == 1) return compute((*outputs)[0].ref());
+Status run_single_output(const Outputs &outputs, Compute compute) {
+    if (outputs.in_caller_memory(1)) return compute(outputs.ref(0));
     Tensor output;
     GRADTUNE_RETURN_IF_ERROR(compute(&output));
-    outputs->clear();
-    outputs->push_back(std::move(output));
+    outputs.owned->clear();
+    outputs.owned->push_back(std::move(output));
     return Status::OK();
 }
 

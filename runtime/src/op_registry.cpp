@@ -112,9 +112,14 @@ const OpSpec *FindOpSpec(std::string_view name) {
     return e ? &e->spec : nullptr;
 }
 
-Status RunOp(const OpCall &call, std::vector<Tensor> *outputs, const RunOptions &options) {
+namespace {
+
+Status run_entry(const OpCall &call, const internal::Outputs &outputs, const RunOptions &options) {
     const internal::OpEntry *e = internal::find_entry(call.op);
     if (!e) return InvalidArgument("Op type not registered '" + call.op + "'");
+    if (outputs.views && outputs.views->size() != e->spec.outputs.size())
+        return InvalidArgument(call.op + " has " + std::to_string(e->spec.outputs.size()) + " output(s), " +
+                               std::to_string(outputs.views->size()) + " given");
     // status.h promises that nothing throws across the API: an allocation
     // that fails anywhere below (sequences, scratch buffers) is TF's
     // ResourceExhausted, anything else a bug reported as Internal.
@@ -125,6 +130,16 @@ Status RunOp(const OpCall &call, std::vector<Tensor> *outputs, const RunOptions 
     } catch (const std::exception &error) {
         return Internal(call.op + ": " + error.what());
     }
+}
+
+}  // namespace
+
+Status RunOp(const OpCall &call, std::vector<Tensor> *outputs, const RunOptions &options) {
+    return run_entry(call, {outputs, nullptr}, options);
+}
+
+Status RunOpInto(const OpCall &call, const std::vector<TensorRef> &outputs, const RunOptions &options) {
+    return run_entry(call, {nullptr, &outputs}, options);
 }
 
 Status DescribeCall(const OpCall &call, CallInfo *info) {

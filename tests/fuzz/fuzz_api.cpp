@@ -3,10 +3,13 @@
 // rank 0-5 with small and near-limit dimensions, shape vectors and attrs
 // with values near the int32/int64 limits, valid and invalid strings.
 // Tensors always own the data their shape claims (as TF tensors do).
-// A finding: a crash, a sanitizer report, an exception out of RunOp, or an
-// OK status whose outputs are missing or claim elements without storage.
+// A finding: a crash, a sanitizer report, an exception out of RunOp, an OK
+// status whose outputs are missing or claim elements without storage, or a
+// successful call whose RunOpInto twin (into caller memory of the shapes
+// DescribeCall reports) fails or differs.
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <limits>
 #include <string>
@@ -129,6 +132,34 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (outputs.size() != spec.outputs.size()) __builtin_trap();
         for (const Tensor &out : outputs)
             if (out.num_elements() > 0 && out.data() == nullptr) __builtin_trap();
+        // The framework path (RunOpInto, python/gradtune_tf): DescribeCall
+        // reports the dtypes and shapes RunOp produced, and the same call
+        // into caller memory of those shapes succeeds with the same bits
+        // (FractionalAvgPool's unseeded sequences differ from call to call).
+        CallInfo info;
+        if (!DescribeCall(call, &info).ok()) __builtin_trap();
+        if (info.output_shapes.size() != outputs.size() || info.output_dtypes.size() != outputs.size())
+            __builtin_trap();
+        std::vector<Tensor> mine;
+        for (size_t i = 0; i < outputs.size(); i++) {
+            if (info.output_shapes[i] != outputs[i].shape() || info.output_dtypes[i] != outputs[i].dtype())
+                __builtin_trap();
+            mine.emplace_back(info.output_dtypes[i], info.output_shapes[i]);
+        }
+        std::vector<TensorRef> views;
+        for (Tensor &t : mine) views.push_back(t.ref());
+        Status into = Status::OK();
+        try {
+            into = RunOpInto(call, views);
+        } catch (...) {
+            __builtin_trap();
+        }
+        if (!into.ok()) __builtin_trap();
+        if (call.op != "FractionalAvgPool")
+            for (size_t i = 0; i < outputs.size(); i++) {
+                const size_t bytes = static_cast<size_t>(outputs[i].num_elements()) * DataTypeSize(outputs[i].dtype());
+                if (bytes && std::memcmp(mine[i].data(), outputs[i].data(), bytes) != 0) __builtin_trap();
+            }
     }
     return 0;
 }

@@ -50,6 +50,10 @@ struct CallInfo {
     std::map<std::string, int64_t> shape;
     // EXPLICIT padding only: the pads {top, bottom, left, right}.
     std::vector<int64_t> explicit_paddings = {};
+    // The call's outputs in TF's order: what a framework allocates for
+    // RunOpInto.
+    std::vector<DataType> output_dtypes = {};
+    std::vector<std::vector<int64_t>> output_shapes = {};
 };
 
 // Which variant dispatch picks for a call, and why (what GRADTUNE_VERBOSE
@@ -68,6 +72,11 @@ const OpSpec *FindOpSpec(std::string_view name);
 // RunOp of the same call), the op writes into those tensors instead of
 // allocating new ones; they must have the right dtype and shape.
 Status RunOp(const OpCall &call, std::vector<Tensor> *outputs, const RunOptions &options = {});
+// The same into caller memory (a framework's tensors, without a copy): one
+// view per output, of the dtype and shape DescribeCall gives in
+// output_dtypes and output_shapes. The call is validated like TF before
+// anything is written.
+Status RunOpInto(const OpCall &call, const std::vector<TensorRef> &outputs, const RunOptions &options = {});
 // Validates like TF and describes the call without running it.
 Status DescribeCall(const OpCall &call, CallInfo *info);
 Status ExplainDispatch(const OpCall &call, const RunOptions &options, DispatchInfo *info);
