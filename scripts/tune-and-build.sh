@@ -9,7 +9,9 @@
 #   5. report, per shape, the generic default time, the tuned time, the
 #      speedup, the variant that serves it and oneDNN's time, plus the tuning
 #      run's candidate rate and curve: build/report.md, which opens with a
-#      five-line summary and the plots of build/report/ (scripts/report_plots.py).
+#      five-line summary and the plots of build/report/ (scripts/report_plots.py),
+#      and, where scripts/tf-ops.sh built the TensorFlow drop-in, the step
+#      time of a Keras training loop with TF's and gradtune's gradients.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -27,12 +29,21 @@ echo "[main] plotting"
 klass="$(build/tuner/gradtune variants | awk 'NR == 1 {print $3}')"
 .venv/bin/python scripts/report_plots.py --rows build/report.json --out-dir build/report \
   --curve ".gradtune/trials-$klass.jsonl.curve.json" --markdown build/report-summary.md
-# The summary and plots first, then the benchmark's tables, then the tuning
-# run's rate and curve.
+# With the TensorFlow drop-in built (scripts/tf-ops.sh): a Keras training
+# step with TF's gradients and with gradtune's, side by side.
+rm -f build/report-keras.md
+if [ -f build/python/gradtune_tf/libgradtune_tf.so ] && [ -x .tf-venv/bin/python ]; then
+  echo "[main] timing a Keras training step with TensorFlow's and gradtune's gradients"
+  GRADTUNE_TF_LIBRARY=build/python/gradtune_tf/libgradtune_tf.so PYTHONPATH=python \
+    .tf-venv/bin/python bench/keras_step.py --markdown build/report-keras.md
+fi
+# The summary and plots first, then the benchmark's tables, the Keras step,
+# then the tuning run's rate and curve.
 {
   printf '# gradtune report\n\n'
   cat build/report-summary.md
   tail -n +2 build/report-tables.md
+  [ -f build/report-keras.md ] && { printf '\n'; cat build/report-keras.md; }
   printf '\n## Tuning run\n\n```\n'; sed -n '/candidates measured (/,$p' build/tune.log; printf '```\n'
 } >build/report.md
 echo "[main] report written to build/report.md (plots in build/report/); the library is build/runtime/libgradtune.a"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Every op of the op list (cmake/GradtuneOps.cmake) in every layer: the files
 # a new op adds (README, "Adding an op"), its header in gradtune.h, its
-# knob-space version, its rows in the default suite and its TensorFlow
-# fixtures. The build itself stops on a missing generator, schedule, runtime,
+# knob-space version, its rows in the default suite, its TensorFlow
+# fixtures and its TensorFlow custom op (python/gradtune_tf/ops.cc). The build itself stops on a missing generator, schedule, runtime,
 # reference or test file of an op it builds; this test also names the layers
 # the build does not need (gradtune.h, the suite, the fixtures) and the ops a
 # GRADTUNE_OP_FILTER build leaves out.
@@ -33,6 +33,10 @@ for entry in $ops; do
     lack "$op" "schedules/${stem}_space.cpp declares no knob_space_version"
   grep -q "^${op}[[:space:]]" bench/suites/default.txt ||
     lack "$op" "no row in bench/suites/default.txt"
+  grep -q "^REGISTER_OP(\"Gradtune${op}\")" python/gradtune_tf/ops.cc ||
+    lack "$op" "python/gradtune_tf/ops.cc registers no TensorFlow op Gradtune${op}"
+  grep -q "^REGISTER_KERNEL_BUILDER(Name(\"Gradtune${op}\")" python/gradtune_tf/ops.cc ||
+    lack "$op" "python/gradtune_tf/ops.cc registers no kernel for Gradtune${op}"
 done
 if [ "$missing" -gt 0 ]; then
   echo "$missing piece(s) missing; the list of files an op adds is in README.md, \"Adding an op\""

@@ -1,0 +1,49 @@
+"""A real Keras training loop with and without gradtune_tf.use_for_gradients()
+(bench/keras_step.py: a small MobileNetV2-style model with depthwise 3x3,
+1x1 and 3x3 convolutions and a fractional average pooling layer, trained for
+a few SGD steps from the same weights on the same data, the two loops
+interleaved). The traced steps must call gradtune's ops (and the other
+TF's), the first step's gradients and the loss trajectories must agree
+within float32's tolerance; prints both step times.
+
+Run by ctest (label tf) with .tf-venv's Python.
+"""
+
+import os
+import sys
+import unittest
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+import keras_step  # noqa: E402
+
+STEPS = 6
+
+
+class KerasStep(unittest.TestCase):
+    def test_same_training(self):
+        want, got = keras_step.train_side_by_side(STEPS)
+        # gradtune's ops are in the traced step, TF's are not.
+        for name in ("GradtuneConv2DBackpropInput", "GradtuneConv2DBackpropFilter",
+                     "GradtuneDepthwiseConv2dNativeBackpropInput", "GradtuneDepthwiseConv2dNativeBackpropFilter",
+                     "GradtuneFractionalAvgPoolGrad"):
+            self.assertIn(name, got["types"])
+            self.assertNotIn(name, want["types"])
+        self.assertIn("Conv2DBackpropFilter", want["types"])
+        self.assertNotIn("Conv2DBackpropFilter", got["types"])
+        for g, w in zip(got["grads"], want["grads"]):
+            err = np.linalg.norm((g - w).ravel()) / max(np.linalg.norm(w.ravel()), 1e-30)
+            self.assertLessEqual(err, 1e-5, "first step's gradient of a %s weight" % (w.shape,))
+        np.testing.assert_allclose(got["losses"], want["losses"], rtol=1e-5)
+        self.assertLess(want["losses"][-1], want["losses"][0])  # it trains
+        tf_ms, _ = keras_step.summary(want["times"])
+        gt_ms, _ = keras_step.summary(got["times"])
+        print("\nKeras step (batch %d, %d steps): losses %s" % (keras_step.BATCH, STEPS,
+                                                              ", ".join("%.5f" % v for v in got["losses"])))
+        print("median step time: TensorFlow's gradients %.2f ms, gradtune's %.2f ms (%.2fx)"
+              % (tf_ms, gt_ms, tf_ms / gt_ms))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2, argv=sys.argv[:1])
