@@ -53,20 +53,20 @@ def _on_cpu(*tensors):
     return all("GPU" not in (getattr(t, "device", "") or "") for t in tensors)
 
 
+_CONV_ATTRS = ("strides", "padding", "explicit_paddings", "data_format", "dilations")
+
+
+def _attrs(op, names):
+    return {name: op.get_attr(name) for name in names}
+
+
 # The gradient functions: TF's own (tensorflow/python/ops/nn_grad.py), with
 # gradtune's ops in place of TF's.
 def _conv2d_grad(original):
     def grad(op, grad):
         if not _on_cpu(op.inputs[0], op.inputs[1], grad):
             return original(op, grad)
-        attrs = dict(
-            strides=op.get_attr("strides"),
-            padding=op.get_attr("padding"),
-            explicit_paddings=op.get_attr("explicit_paddings"),
-            use_cudnn_on_gpu=op.get_attr("use_cudnn_on_gpu"),
-            data_format=op.get_attr("data_format"),
-            dilations=op.get_attr("dilations"),
-        )
+        attrs = _attrs(op, _CONV_ATTRS + ("use_cudnn_on_gpu",))
         shape_0, shape_1 = tf.shape_n([op.inputs[0], op.inputs[1]])
         return [
             ops.gradtune_conv2d_backprop_input(shape_0, op.inputs[1], grad, **attrs),
@@ -80,13 +80,7 @@ def _depthwise_grad(original):
     def grad(op, grad):
         if not _on_cpu(op.inputs[0], op.inputs[1], grad):
             return original(op, grad)
-        attrs = dict(
-            strides=op.get_attr("strides"),
-            padding=op.get_attr("padding"),
-            explicit_paddings=op.get_attr("explicit_paddings"),
-            data_format=op.get_attr("data_format"),
-            dilations=op.get_attr("dilations"),
-        )
+        attrs = _attrs(op, _CONV_ATTRS)
         return [
             ops.gradtune_depthwise_conv2d_native_backprop_input(tf.shape(op.inputs[0]), op.inputs[1], grad, **attrs),
             ops.gradtune_depthwise_conv2d_native_backprop_filter(op.inputs[0], tf.shape(op.inputs[1]), grad, **attrs),

@@ -67,6 +67,13 @@ absl::Status FractionalPoolShape(InferenceContext *c) {
     return absl::OkStatus();
 }
 
+// The attrs every convolution op ends with, in TF's order.
+#define GRADTUNE_CONV_ATTRS                                       \
+    .Attr(tensorflow::GetPaddingAttrStringWithExplicit())         \
+    .Attr(tensorflow::GetExplicitPaddingsAttrString())            \
+    .Attr(tensorflow::GetConvnetDataFormatAttrString())           \
+    .Attr("dilations: list(int) = [1, 1, 1, 1]")
+
 REGISTER_OP("GradtuneConv2D")
     .Input("input: T")
     .Input("filter: T")
@@ -74,10 +81,7 @@ REGISTER_OP("GradtuneConv2D")
     .Attr("T: {half, bfloat16, float, double, int32}")
     .Attr("strides: list(int)")
     .Attr("use_cudnn_on_gpu: bool = true")
-    .Attr(tensorflow::GetPaddingAttrStringWithExplicit())
-    .Attr(tensorflow::GetExplicitPaddingsAttrString())
-    .Attr(tensorflow::GetConvnetDataFormatAttrString())
-    .Attr("dilations: list(int) = [1, 1, 1, 1]")
+    GRADTUNE_CONV_ATTRS
     .SetShapeFn(tensorflow::shape_inference::Conv2DShapeWithExplicitPadding);
 
 REGISTER_OP("GradtuneConv2DBackpropInput")
@@ -88,10 +92,7 @@ REGISTER_OP("GradtuneConv2DBackpropInput")
     .Attr("T: {half, bfloat16, float, double, int32}")
     .Attr("strides: list(int)")
     .Attr("use_cudnn_on_gpu: bool = true")
-    .Attr(tensorflow::GetPaddingAttrStringWithExplicit())
-    .Attr(tensorflow::GetExplicitPaddingsAttrString())
-    .Attr(tensorflow::GetConvnetDataFormatAttrString())
-    .Attr("dilations: list(int) = [1, 1, 1, 1]")
+    GRADTUNE_CONV_ATTRS
     .SetShapeFn(tensorflow::shape_inference::Conv2DBackpropInputShape);
 
 REGISTER_OP("GradtuneConv2DBackpropFilter")
@@ -102,10 +103,7 @@ REGISTER_OP("GradtuneConv2DBackpropFilter")
     .Attr("T: {half, bfloat16, float, double}")
     .Attr("strides: list(int)")
     .Attr("use_cudnn_on_gpu: bool = true")
-    .Attr(tensorflow::GetPaddingAttrStringWithExplicit())
-    .Attr(tensorflow::GetExplicitPaddingsAttrString())
-    .Attr(tensorflow::GetConvnetDataFormatAttrString())
-    .Attr("dilations: list(int) = [1, 1, 1, 1]")
+    GRADTUNE_CONV_ATTRS
     .SetShapeFn([](InferenceContext *c) { return ShapeFromInput(c, 1); });
 
 REGISTER_OP("GradtuneDepthwiseConv2dNative")
@@ -114,10 +112,7 @@ REGISTER_OP("GradtuneDepthwiseConv2dNative")
     .Output("output: T")
     .Attr("T: {half, bfloat16, float, double}")
     .Attr("strides: list(int)")
-    .Attr(tensorflow::GetPaddingAttrStringWithExplicit())
-    .Attr(tensorflow::GetExplicitPaddingsAttrString())
-    .Attr(tensorflow::GetConvnetDataFormatAttrString())
-    .Attr("dilations: list(int) = [1, 1, 1, 1]")
+    GRADTUNE_CONV_ATTRS
     .SetShapeFn(tensorflow::shape_inference::DepthwiseConv2DNativeShapeWithExplicitPadding);
 
 REGISTER_OP("GradtuneDepthwiseConv2dNativeBackpropInput")
@@ -127,10 +122,7 @@ REGISTER_OP("GradtuneDepthwiseConv2dNativeBackpropInput")
     .Output("output: T")
     .Attr("T: {half, bfloat16, float, double}")
     .Attr("strides: list(int)")
-    .Attr(tensorflow::GetPaddingAttrStringWithExplicit())
-    .Attr(tensorflow::GetExplicitPaddingsAttrString())
-    .Attr(tensorflow::GetConvnetDataFormatAttrString())
-    .Attr("dilations: list(int) = [1, 1, 1, 1]")
+    GRADTUNE_CONV_ATTRS
     .SetShapeFn([](InferenceContext *c) { return ShapeFromInput(c, 0); });
 
 REGISTER_OP("GradtuneDepthwiseConv2dNativeBackpropFilter")
@@ -140,10 +132,7 @@ REGISTER_OP("GradtuneDepthwiseConv2dNativeBackpropFilter")
     .Output("output: T")
     .Attr("T: {half, bfloat16, float, double}")
     .Attr("strides: list(int)")
-    .Attr(tensorflow::GetPaddingAttrStringWithExplicit())
-    .Attr(tensorflow::GetExplicitPaddingsAttrString())
-    .Attr(tensorflow::GetConvnetDataFormatAttrString())
-    .Attr("dilations: list(int) = [1, 1, 1, 1]")
+    GRADTUNE_CONV_ATTRS
     .SetShapeFn([](InferenceContext *c) { return ShapeFromInput(c, 1); });
 
 REGISTER_OP("GradtuneFractionalAvgPool")
