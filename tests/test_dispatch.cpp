@@ -357,3 +357,37 @@ TEST_CASE("every op names the dtype of each input: T, or TF's fixed int32/int64 
         CHECK(spec.input_types.size() == spec.inputs.size());
     }
 }
+
+TEST_CASE("RunOpInto writes into the caller's memory of the shapes DescribeCall reports", "[dispatch]") {
+    // FractionalAvgPoolGrad of the README: a 4x4 image in 2x2 cells.
+    const Tensor shape = Tensor::FromVector(DataType::kInt64, {4}, std::vector<int64_t>{1, 4, 4, 1});
+    const Tensor dy = Tensor::FromVector(DataType::kFloat, {1, 2, 2, 1}, std::vector<float>{4, 8, 12, 16});
+    const Tensor cells = Tensor::FromVector(DataType::kInt64, {3}, std::vector<int64_t>{0, 2, 4});
+    OpCall call{"FractionalAvgPoolGrad",
+                {{"orig_input_tensor_shape", shape}, {"out_backprop", dy},
+                 {"row_pooling_sequence", cells}, {"col_pooling_sequence", cells}},
+                {}};
+    CallInfo info;
+    REQUIRE(DescribeCall(call, &info).ok());
+    REQUIRE(info.output_dtypes == std::vector<DataType>{DataType::kFloat});
+    REQUIRE(info.output_shapes == std::vector<std::vector<int64_t>>{{1, 4, 4, 1}});
+    std::vector<float> memory(16, -1.0f);
+    const TensorRef view{DataType::kFloat, {1, 4, 4, 1}, memory.data()};
+    REQUIRE(RunOpInto(call, {view}).ok());
+    CHECK(memory == std::vector<float>{1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4});
+    // A wrong number of outputs, or of the wrong shape, is refused and nothing is written.
+    std::fill(memory.begin(), memory.end(), -1.0f);
+    Status st = RunOpInto(call, {});
+    CHECK(st.code() == StatusCode::kInvalidArgument);
+    CHECK(st.message() == "FractionalAvgPoolGrad has 1 output(s), 0 given");
+    const TensorRef wrong{DataType::kFloat, {1, 4, 2, 2}, memory.data()};
+    CHECK(RunOpInto(call, {wrong}).code() == StatusCode::kInvalidArgument);
+    CHECK(memory == std::vector<float>(16, -1.0f));
+    // A call TF refuses: DescribeCall says so, with RunOp's error.
+    call.inputs["orig_input_tensor_shape"] = cells;
+    std::vector<Tensor> outputs;
+    const Status run = RunOp(call, &outputs);
+    const Status described = DescribeCall(call, &info);
+    CHECK_FALSE(described.ok());
+    CHECK(described.ToString() == run.ToString());
+}
