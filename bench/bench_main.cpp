@@ -153,7 +153,13 @@ int main(int argc, char **argv) {
     app.add_flag("!--no-tf", with_tf, "skip the TensorFlow baseline");
     CLI11_PARSE(app, argc, argv);
 
-    std::vector<SuiteEntry> suite = suite_path.empty() ? default_suite(ops, batches) : load_suite(suite_path);
+    std::vector<SuiteEntry> suite;
+    try {
+        suite = suite_path.empty() ? default_suite(ops, batches) : load_suite(suite_path);
+    } catch (const std::exception &e) {  // a bad suite file: say where, as `gradtune tune` does
+        std::cerr << "gradtune-bench: error: " << e.what() << "\n";
+        return 1;
+    }
     // --op applies to a suite file as well as to the default suite.
     std::erase_if(suite, [&](const SuiteEntry &e) {
         return !ops.empty() && std::find(ops.begin(), ops.end(), e.op) == ops.end();

@@ -25,3 +25,12 @@ if not tf:
     assert "TensorFlow columns: not run" in report, "the report must say why TensorFlow's columns are missing"
 print("2 rows timed;", "with TensorFlow's columns" if tf else "TensorFlow's columns not run (no .tf-venv)")
 PY
+# A bad suite file: a one-line error naming the file and line, exit 1, no abort.
+printf 'FractionalAvgPoolGrad N=1 H=-56 W=56 C=128 OH=39 OW=39\n' >"$work/bad.txt"
+set +e
+"$bench" --suite "$work/bad.txt" --no-onednn --no-tf >"$work/bad.log" 2>&1
+rc=$?
+set -e
+[ "$rc" -eq 1 ] && grep -q "^gradtune-bench: error: $work/bad.txt:1: 'H' = -56 is out of range" "$work/bad.log" ||
+  { cat "$work/bad.log"; echo "a bad suite file gave exit $rc, not a one-line error and exit 1"; exit 1; }
+echo "a bad suite file: $(head -1 "$work/bad.log")"
