@@ -20,6 +20,8 @@
 // and the task's tiles reuse the block from L1.
 #include "conv2d_backprop_filter.h"
 
+#include <algorithm>
+
 #include "halide_knobs.h"
 
 namespace gradtune {
@@ -53,8 +55,8 @@ Func split_into_blocks(Stage update, RVar oh, const Conv2DBackpropFilterPipeline
 // ci_size input channels x fw_size filter columns. RoundUp: the full-tile
 // branch is taken only when o_size divides Cout; past Cg and FW the
 // accumulator is rounded up.
-void split_register_tile(Stage merge, const Conv2DBackpropFilterPipeline &p, const Loops &l, int o_size,
-                         int ci_size, int fw_size) {
+void split_register_tile(Stage merge, const Conv2DBackpropFilterPipeline &p, const Loops &l, int o_size, int ci_size,
+                         int fw_size) {
     merge.split(p.o, l.o_tile, l.o_lane, o_size, TailStrategy::RoundUp)
         .split(p.ci, l.ci_tile, l.ci_pos, ci_size, TailStrategy::RoundUp)
         .split(p.fw, l.fw_tile, l.fw_pos, fw_size, TailStrategy::RoundUp);
@@ -120,9 +122,12 @@ void task_merge(Stage merge, const Conv2DBackpropFilterPipeline &p, const Loops 
     merge.parallel(task).vectorize(l.o_lane, vector, TailStrategy::GuardWithIf).unroll(l.ci_pos).unroll(l.fw_pos);
 }
 
-void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropFilterPipeline &p) {
+void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropFilterPipeline &p, const Target &target) {
     const bool nhwc = s.data_format == "NHWC";
     const int vector = k.at("vector_width");
+    // The small branch's vectors (and block_sum's) are at most one register:
+    // a wider vector over few output channels would be mostly masked lanes.
+    const int lanes = std::min(vector, target.natural_vector_size(p.accumulator.type()));
     const int o_size = vector * k.at("vectors_per_tile"), ci_size = k.at("tile_ci"), fw_size = k.at("tile_fw");
     const bool tasks_outer = k.at("algorithm") == 1;
     const Tasks tasks{k.at("reduction_tasks"), k.at("row_tasks") == 1, k.at("ci_tasks"), k.at("o_tiles_per_task")};
@@ -131,7 +136,7 @@ void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropFilterPipeline 
     // The accumulator holds the filter gradient in the accumulator type
     // (float32 for 16-bit T) across blocks; the output rounds it once.
     p.accumulator.compute_root().vectorize(p.o, vector, TailStrategy::RoundUp).parallel(p.fh);
-    p.output.vectorize(p.o, vector, TailStrategy::GuardWithIf).parallel(p.fh);
+    p.output.vectorize(p.o, vector, TailStrategy::Predicate).parallel(p.fh);
 
     // `merged` is the Func whose update adds the blocks' sums: the
     // accumulator, or with bands the per-band sums, which the accumulator
@@ -146,7 +151,7 @@ void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropFilterPipeline 
                      .split(oh, oh_band, oh_rest, band_rows, TailStrategy::GuardWithIf)
                      .rfactor(oh_band, l.band);
         merged.compute_root().vectorize(p.o, vector, TailStrategy::RoundUp);
-        p.accumulator.update().vectorize(p.o, vector, TailStrategy::GuardWithIf).parallel(p.fh);
+        p.accumulator.update().vectorize(p.o, vector, TailStrategy::Predicate).parallel(p.fh);
         oh = oh_rest;
     }
     Func block_sum = split_into_blocks(merged.update(), oh, p, l, k.at("rows_per_block"), k.at("images_per_block"));
@@ -155,37 +160,54 @@ void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropFilterPipeline 
     // Cout, so out_backprop is read in bounds without a boundary condition);
     // the input-channel and filter-column tiles may run past Cg and FW: the
     // input reads zero there and the accumulator is rounded up, so the extra
-    // lanes cost work but no checks. Grouped calls (per-lane groups) and
-    // small extents take one vector of channels per tile.
-    Expr full = p.out_depth % o_size == 0 && p.out_depth >= o_size && p.group_in_depth >= ci_size &&
-                p.filter_width >= fw_size;
+    // lanes cost work but no checks. Other output-channel counts, and
+    // grouped calls with a run-time group count, take the small branches.
+    Expr full = p.out_depth % o_size == 0;
     if (!is_const(p.groups)) full = full && p.groups == 1;
     if (tasks_outer) {
         task_merge(merged.update().specialize(full), p, l, o_size, ci_size, fw_size, tasks, vector);
     } else {
         tile_merge(merged.update().specialize(full), p, l, o_size, ci_size, fw_size, k.at("ci_outer"), vector);
     }
-    // The small branch: one (guarded) vector of output channels per tile,
-    // the tile loop innermost and serial: fused into the parallel loop,
-    // Halide could not bound the guarded vector loop of block_sum by a
-    // constant. It is renamed `tile` so that block_sum is computed at the
-    // same loop name in both branches.
-    Var rest{"rest"};
-    std::vector<VarOrRVar> order{l.o_lane, l.o_tile, p.ci, p.fw, p.fh, l.oh_block, l.n_block};
+    // The small branches: output-channel counts that are not a multiple of the
+    // tile, and grouped calls. Where one vector divides Cout, a tile is one
+    // vector of output channels x the input-channel and filter-column tiles of
+    // the full branch (rounded up as there): block_sum keeps a constant size
+    // (it stays in registers) and its sums run on ci_size * fw_size
+    // independent accumulators. Otherwise a tile is one vector of one input
+    // channel and filter column, the last vector's loads and stores masked (a
+    // short code path for rare counts). The output-channel tile loop is
+    // innermost and serial: fused into the parallel loop, Halide could not
+    // bound block_sum's masked vector loop by a constant. It is renamed `tile`
+    // so that block_sum is computed at the same loop name in every branch.
+    // Blocks outer runs the blocks around the parallel tiles, as in the full
+    // branch; tasks outer runs all its blocks inside each task (with bands:
+    // each task one band).
+    std::vector<VarOrRVar> order{l.o_lane, l.ci_pos, l.fw_pos, l.o_tile};
+    const std::vector<VarOrRVar> tiles{l.ci_tile, l.fw_tile, p.fh}, blocks{l.oh_block, l.n_block};
+    for (const auto &loops : tasks_outer ? std::vector{blocks, tiles} : std::vector{tiles, blocks})
+        order.insert(order.end(), loops.begin(), loops.end());
     if (banded) order.push_back(l.band);
-    merged.update()
-        .split(p.o, l.o_tile, l.o_lane, vector, TailStrategy::GuardWithIf)
-        .reorder(order)
-        .fuse(p.ci, p.fw, l.tile_a)
-        .fuse(l.tile_a, p.fh, rest)
-        .parallel(rest)
-        .vectorize(l.o_lane)
-        .rename(l.o_tile, l.tile);
+    auto small_tiles = [&](Stage merge, TailStrategy o_tail, int ci_tile_size, int fw_tile_size) {
+        Var rest{"rest"};
+        merge.split(p.o, l.o_tile, l.o_lane, lanes, o_tail)
+            .split(p.ci, l.ci_tile, l.ci_pos, ci_tile_size, TailStrategy::RoundUp)
+            .split(p.fw, l.fw_tile, l.fw_pos, fw_tile_size, TailStrategy::RoundUp)
+            .reorder(order)
+            .fuse(l.ci_tile, l.fw_tile, l.tile_a)
+            .fuse(l.tile_a, p.fh, rest);
+        if (banded) merge.fuse(rest, l.band, rest);
+        merge.parallel(rest).vectorize(l.o_lane).unroll(l.ci_pos).unroll(l.fw_pos).rename(l.o_tile, l.tile);
+    };
+    if (o_size != lanes) {
+        small_tiles(merged.update().specialize(p.out_depth % lanes == 0), TailStrategy::RoundUp, ci_size, fw_size);
+    }
+    small_tiles(merged.update(), TailStrategy::Predicate, 1, 1);
 
     // The block's partial sums for one tile stay in registers over the
     // block's positions: columns innermost, then rows, then images.
     block_sum.compute_at(merged, l.tile)
-        .vectorize(p.o, vector, TailStrategy::GuardWithIf)
+        .vectorize(p.o, lanes, TailStrategy::Predicate)
         .unroll(p.o)
         .unroll(p.ci)
         .unroll(p.fw);
@@ -200,7 +222,7 @@ void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropFilterPipeline 
     } else {
         update.reorder(p.o, p.ci, p.fw, ow, l.oh_in, l.n_in);
     }
-    update.vectorize(p.o, vector, TailStrategy::GuardWithIf).unroll(p.o).unroll(p.ci).unroll(p.fw);
+    update.vectorize(p.o, lanes, TailStrategy::Predicate).unroll(p.o).unroll(p.ci).unroll(p.fw);
 
     // Staging copies the block's slice once, channels innermost: dense
     // channel loads in both layouts (NCHW is transposed here) and, for the
@@ -210,7 +232,7 @@ void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropFilterPipeline 
                                  std::pair{k.at("stage_input"), p.input}}) {             // (c, w, h, n)
         if (!stage) continue;
         const std::vector<Var> v = staged.args();
-        staged.compute_at(merged, l.oh_block).vectorize(nhwc ? v[0] : v[1], vector, TailStrategy::GuardWithIf);
+        staged.compute_at(merged, l.oh_block).vectorize(nhwc ? v[0] : v[1], vector, TailStrategy::Predicate);
         if (!tasks_outer) staged.parallel(v[1]);
     }
 }
@@ -226,8 +248,7 @@ void apply_cuda(const Knobs &k, const Structure &, Conv2DBackpropFilterPipeline 
     // out_backprop reads in NHWC) and ci.
     p.accumulator.compute_root()
         .fuse(p.fw, p.fh, tap)
-        .gpu_tile(p.o, p.ci, o_block, ci_block, o_thread, ci_thread, threads_o, threads_ci,
-                  TailStrategy::GuardWithIf)
+        .gpu_tile(p.o, p.ci, o_block, ci_block, o_thread, ci_thread, threads_o, threads_ci, TailStrategy::GuardWithIf)
         .gpu_blocks(tap);
     // Every block of the reduction is one kernel launch; each thread sums
     // its element over the block in a register, then adds it once.
@@ -251,7 +272,7 @@ void apply(const Knobs &knobs, const Structure &structure, Conv2DBackpropFilterP
     if (device_of(target) == Device::cuda) {
         apply_cuda(knobs, structure, pipeline);
     } else {
-        apply_cpu(knobs, structure, pipeline);
+        apply_cpu(knobs, structure, pipeline, target);
     }
 }
 
