@@ -170,27 +170,27 @@ void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropFilterPipeline 
         tile_merge(merged.update().specialize(full), p, l, o_size, ci_size, fw_size, k.at("ci_outer"), vector);
     }
     // The small branches: output-channel counts that are not a multiple of the
-    // tile, and grouped calls. Where one vector divides Cout, a tile is one
-    // vector of output channels x the input-channel and filter-column tiles of
-    // the full branch (rounded up as there): block_sum keeps a constant size
-    // (it stays in registers) and its sums run on ci_size * fw_size
-    // independent accumulators. Otherwise a tile is one vector of one input
-    // channel and filter column, the last vector's loads and stores masked (a
-    // short code path for rare counts). The output-channel tile loop is
-    // innermost and serial: fused into the parallel loop, Halide could not
-    // bound block_sum's masked vector loop by a constant. It is renamed `tile`
-    // so that block_sum is computed at the same loop name in every branch.
-    // Blocks outer runs the blocks around the parallel tiles, as in the full
-    // branch; tasks outer runs all its blocks inside each task (with bands:
-    // each task one band).
+    // tile, and grouped calls. Where one vector (or, for counts such as 24,
+    // half a vector) divides Cout, a tile is that vector of output channels x
+    // the input-channel and filter-column tiles of the full branch (rounded up
+    // as there): block_sum keeps a constant size (it stays in registers) and
+    // its sums run on ci_size * fw_size independent accumulators. Otherwise a
+    // tile is one vector of one input channel and filter column, the last
+    // vector's loads and stores masked (a short code path for rare counts).
+    // The output-channel tile loop is innermost and serial: fused into the
+    // parallel loop, Halide could not bound block_sum's masked vector loop by
+    // a constant. It is renamed `tile` so that block_sum is computed at the
+    // same loop name in every branch. Blocks outer runs the blocks around the
+    // parallel tiles, as in the full branch; tasks outer runs all its blocks
+    // inside each task (with bands: each task one band).
     std::vector<VarOrRVar> order{l.o_lane, l.ci_pos, l.fw_pos, l.o_tile};
     const std::vector<VarOrRVar> tiles{l.ci_tile, l.fw_tile, p.fh}, blocks{l.oh_block, l.n_block};
     for (const auto &loops : tasks_outer ? std::vector{blocks, tiles} : std::vector{tiles, blocks})
         order.insert(order.end(), loops.begin(), loops.end());
     if (banded) order.push_back(l.band);
-    auto small_tiles = [&](Stage merge, TailStrategy o_tail, int ci_tile_size, int fw_tile_size) {
+    auto small_tiles = [&](Stage merge, int o_lanes, TailStrategy o_tail, int ci_tile_size, int fw_tile_size) {
         Var rest{"rest"};
-        merge.split(p.o, l.o_tile, l.o_lane, lanes, o_tail)
+        merge.split(p.o, l.o_tile, l.o_lane, o_lanes, o_tail)
             .split(p.ci, l.ci_tile, l.ci_pos, ci_tile_size, TailStrategy::RoundUp)
             .split(p.fw, l.fw_tile, l.fw_pos, fw_tile_size, TailStrategy::RoundUp)
             .reorder(order)
@@ -199,30 +199,40 @@ void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropFilterPipeline 
         if (banded) merge.fuse(rest, l.band, rest);
         merge.parallel(rest).vectorize(l.o_lane).unroll(l.ci_pos).unroll(l.fw_pos).rename(l.o_tile, l.tile);
     };
+    // Counts that only a half vector divides: block_sum is specialised to
+    // match the half-vector tiles.
+    const int half = lanes / 2;
+    const Expr half_vectors = p.out_depth % lanes != 0 && p.out_depth % half == 0;
     if (o_size != lanes) {
-        small_tiles(merged.update().specialize(p.out_depth % lanes == 0), TailStrategy::RoundUp, ci_size, fw_size);
+        small_tiles(merged.update().specialize(p.out_depth % lanes == 0), lanes, TailStrategy::RoundUp, ci_size,
+                    fw_size);
     }
-    small_tiles(merged.update(), TailStrategy::Predicate, 1, 1);
+    if (half >= 4) {
+        small_tiles(merged.update().specialize(half_vectors), half, TailStrategy::RoundUp, ci_size, fw_size);
+    }
+    small_tiles(merged.update(), lanes, TailStrategy::Predicate, 1, 1);
 
     // The block's partial sums for one tile stay in registers over the
     // block's positions: columns innermost, then rows, then images.
-    block_sum.compute_at(merged, l.tile)
-        .vectorize(p.o, lanes, TailStrategy::Predicate)
-        .unroll(p.o)
-        .unroll(p.ci)
-        .unroll(p.fw);
-    RVar ow = p.positions.x;
-    Stage update = block_sum.update();
+    block_sum.compute_at(merged, l.tile);
     const int unroll = k.at("unroll_reduction");
-    if (unroll > 1) {
-        RVar ow_outer("ow_outer"), ow_inner("ow_inner");
-        update.split(ow, ow_outer, ow_inner, unroll, TailStrategy::GuardWithIf)
-            .reorder(p.o, p.ci, p.fw, ow_inner, ow_outer, l.oh_in, l.n_in)
-            .unroll(ow_inner);
-    } else {
-        update.reorder(p.o, p.ci, p.fw, ow, l.oh_in, l.n_in);
+    auto schedule_sums = [&](Stage init, Stage update, int o_lanes) {
+        init.vectorize(p.o, o_lanes, TailStrategy::Predicate).unroll(p.o).unroll(p.ci).unroll(p.fw);
+        RVar ow = p.positions.x;
+        if (unroll > 1) {
+            RVar ow_outer("ow_outer"), ow_inner("ow_inner");
+            update.split(ow, ow_outer, ow_inner, unroll, TailStrategy::GuardWithIf)
+                .reorder(p.o, p.ci, p.fw, ow_inner, ow_outer, l.oh_in, l.n_in)
+                .unroll(ow_inner);
+        } else {
+            update.reorder(p.o, p.ci, p.fw, ow, l.oh_in, l.n_in);
+        }
+        update.vectorize(p.o, o_lanes, TailStrategy::Predicate).unroll(p.o).unroll(p.ci).unroll(p.fw);
+    };
+    if (half >= 4) {
+        schedule_sums(block_sum.specialize(half_vectors), block_sum.update().specialize(half_vectors), half);
     }
-    update.vectorize(p.o, lanes, TailStrategy::Predicate).unroll(p.o).unroll(p.ci).unroll(p.fw);
+    schedule_sums(block_sum, block_sum.update(), lanes);
 
     // Staging copies the block's slice once, channels innermost: dense
     // channel loads in both layouts (NCHW is transposed here) and, for the
