@@ -52,12 +52,12 @@ Func split_into_blocks(Stage update, RVar oh, const Conv2DBackpropFilterPipeline
 }
 
 // Splits the merge stage into register tiles of o_size output channels x
-// ci_size input channels x fw_size filter columns. RoundUp: the full-tile
-// branch is taken only when o_size divides Cout; past Cg and FW the
-// accumulator is rounded up.
+// ci_size input channels x fw_size filter columns. Past Cg and FW the
+// accumulator is rounded up. Output channels are rounded up too (a branch
+// taken only when o_size divides Cout) unless o_tail says otherwise.
 void split_register_tile(Stage merge, const Conv2DBackpropFilterPipeline &p, const Loops &l, int o_size, int ci_size,
-                         int fw_size) {
-    merge.split(p.o, l.o_tile, l.o_lane, o_size, TailStrategy::RoundUp)
+                         int fw_size, TailStrategy o_tail = TailStrategy::RoundUp) {
+    merge.split(p.o, l.o_tile, l.o_lane, o_size, o_tail)
         .split(p.ci, l.ci_tile, l.ci_pos, ci_size, TailStrategy::RoundUp)
         .split(p.fw, l.fw_tile, l.fw_pos, fw_size, TailStrategy::RoundUp);
 }
@@ -190,12 +190,8 @@ void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropFilterPipeline 
     if (banded) order.push_back(l.band);
     auto small_tiles = [&](Stage merge, int o_lanes, TailStrategy o_tail, int ci_tile_size, int fw_tile_size) {
         Var rest{"rest"};
-        merge.split(p.o, l.o_tile, l.o_lane, o_lanes, o_tail)
-            .split(p.ci, l.ci_tile, l.ci_pos, ci_tile_size, TailStrategy::RoundUp)
-            .split(p.fw, l.fw_tile, l.fw_pos, fw_tile_size, TailStrategy::RoundUp)
-            .reorder(order)
-            .fuse(l.ci_tile, l.fw_tile, l.tile_a)
-            .fuse(l.tile_a, p.fh, rest);
+        split_register_tile(merge, p, l, o_lanes, ci_tile_size, fw_tile_size, o_tail);
+        merge.reorder(order).fuse(l.ci_tile, l.fw_tile, l.tile_a).fuse(l.tile_a, p.fh, rest);
         if (banded) merge.fuse(rest, l.band, rest);
         merge.parallel(rest).vectorize(l.o_lane).unroll(l.ci_pos).unroll(l.fw_pos).rename(l.o_tile, l.tile);
     };
