@@ -424,7 +424,7 @@ TEST_CASE("distill compares trials by their time relative to the generic variant
     proto.target = info.target(Device::cpu);
     proto.halide_version = info.halide_version;
     proto.knob_space_version = find_op(base.op)->knob_space_version;
-    proto.status = "ok";
+    proto.status = tooling::TrialStatus::ok;
     auto trial = [&](const std::string &shape_id, int64_t h, const Knobs &knobs, double ms, double generic_ms) {
         tooling::Trial t = proto;
         t.shape_id = shape_id;

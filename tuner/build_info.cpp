@@ -29,14 +29,17 @@ const BuildInfo &build_info() {
 }
 
 std::string cpu_model() {
-    std::ifstream in("/proc/cpuinfo");
-    for (std::string line; std::getline(in, line);) {
-        if (line.rfind("model name", 0) == 0) {
-            auto colon = line.find(':');
-            if (colon != std::string::npos) return line.substr(line.find_first_not_of(" \t", colon + 1));
+    static const std::string model = [] {
+        std::ifstream in("/proc/cpuinfo");
+        for (std::string line; std::getline(in, line);) {
+            if (line.rfind("model name", 0) == 0) {
+                auto colon = line.find(':');
+                if (colon != std::string::npos) return line.substr(line.find_first_not_of(" \t", colon + 1));
+            }
         }
-    }
-    return "unknown";
+        return std::string("unknown");
+    }();
+    return model;
 }
 
 std::string now_utc() {

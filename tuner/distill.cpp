@@ -57,7 +57,7 @@ void distill_defaults(const std::vector<const Trial *> &trials, const DistillOpt
         Group &g = groups[t.op + "|" + to_string(t.device) + "|" + t.structure.key()];
         if (!g.first) g.first = &t;
         const std::string shape = t.shape_key(), text = knobs_text(t.knobs);
-        if (t.status == "slow") {
+        if (t.status == TrialStatus::slow) {
             auto ok = g.times.find(text);
             const bool measured_ok = ok != g.times.end() && ok->second.count(shape);
             if (!measured_ok && g.slow[text].insert(shape).second) g.settings[shape]++;
@@ -312,7 +312,7 @@ int distill(const DistillOptions &options) {
     std::map<std::string, const Trial *> best;
     int stale = 0, costly = 0;
     for (const Trial &t : log.trials()) {
-        if (t.status != "ok" && t.status != "slow") continue;
+        if (t.status != TrialStatus::ok && t.status != TrialStatus::slow) continue;
         // A trial the build would refuse as a record (a knob unknown to the
         // op's space, an illegal value or structure, no time) never becomes
         // one: the next configure step would stop on it.
@@ -339,7 +339,7 @@ int distill(const DistillOptions &options) {
             continue;
         }
         timed.push_back(&t);
-        if (t.status == "slow") continue;
+        if (t.status == TrialStatus::slow) continue;
         usable.push_back(&t);
         const std::string key = record_key(t);
         auto it = best.find(key);

@@ -43,7 +43,7 @@ json to_json(const Trial &t) {
             {"knob_space_version", t.knob_space_version},
             {"source_hash", t.source_hash},
             {"threads", t.threads},
-            {"status", t.status},
+            {"status", to_string(t.status)},
             {"error", t.error},
             {"median_ms", t.median_ms},
             {"min_ms", t.min_ms},
@@ -57,8 +57,26 @@ json to_json(const Trial &t) {
             {"seed", t.seed}};
 }
 
+const char *to_string(TrialStatus status) {
+    switch (status) {
+    case TrialStatus::ok: return "ok";
+    case TrialStatus::slow: return "slow";
+    case TrialStatus::wrong: return "wrong";
+    case TrialStatus::failed: return "failed";
+    case TrialStatus::compile_error: return "compile_error";
+    }
+    return "failed";
+}
+
+TrialStatus trial_status_from_string(const std::string &text) {
+    for (TrialStatus s : {TrialStatus::ok, TrialStatus::slow, TrialStatus::wrong, TrialStatus::failed,
+                          TrialStatus::compile_error})
+        if (text == to_string(s)) return s;
+    throw std::runtime_error("unknown trial status \"" + text + "\"");
+}
+
 void read_measurement(const json &r, Trial *t) {
-    t->status = r.at("status").get<std::string>();
+    t->status = trial_status_from_string(r.at("status").get<std::string>());
     t->error = r.value("error", "");
     t->median_ms = r.value("median_ms", 0.0);
     t->min_ms = r.value("min_ms", 0.0);
@@ -89,16 +107,7 @@ Trial trial_from_json(const json &j) {
     if (const OpSchema *op = find_op(t.op); op && op->check_structure(t.structure).empty())
         op->upgrade(t.device, t.structure, &t.knob_space_version, &t.knobs);
     t.source_hash = j.value("source_hash", "");
-    t.threads = j.value("threads", 0);
-    t.status = j.at("status").get<std::string>();
-    t.error = j.value("error", "");
-    t.median_ms = j.value("median_ms", 0.0);
-    t.min_ms = j.value("min_ms", 0.0);
-    t.spread_pct = j.value("spread_pct", 0.0);
-    t.generic_median_ms = j.value("generic_median_ms", 0.0);
-    t.generic_spread_pct = j.value("generic_spread_pct", 0.0);
-    t.samples = j.value("samples", 0);
-    t.iterations = j.value("iterations", 0);
+    read_measurement(j, &t);
     t.compile_s = j.value("compile_s", 0.0);
     t.timestamp = j.value("timestamp", "");
     t.seed = j.value("seed", uint64_t{0});

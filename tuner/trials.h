@@ -15,6 +15,14 @@
 
 namespace gradtune::tooling {
 
+// A trial's result: ok (timed), slow (one call took more than the slow
+// factor times the fastest so far, so it was not timed; median_ms is that one
+// call), wrong (differs from the generic variant), failed (the call returned
+// an error, or its measuring process died) or compile_error.
+enum class TrialStatus { ok, slow, wrong, failed, compile_error };
+const char *to_string(TrialStatus status);
+TrialStatus trial_status_from_string(const std::string &text);  // throws on an unknown name
+
 struct Trial {
     // What was measured.
     std::string op;
@@ -30,11 +38,9 @@ struct Trial {
     int knob_space_version = 1;  // validity, as for records
     std::string source_hash;     // provenance only
     int threads = 0;
-    // Result: status ok, slow (one call took more than kSlowFactor times the
-    // generic variant's, so it was not timed; median_ms is that one call),
-    // wrong (differs from the generic variant), failed (the call returned an
-    // error) or compile_error.
-    std::string status, error;
+    // Result.
+    TrialStatus status = TrialStatus::failed;
+    std::string error;
     double median_ms = 0, min_ms = 0, spread_pct = 0;
     double generic_median_ms = 0, generic_spread_pct = 0;
     int samples = 0, iterations = 0;
