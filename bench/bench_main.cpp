@@ -59,7 +59,8 @@ double journal_microseconds(const CallInfo &info, const DispatchInfo &served) {
     std::vector<double> rounds;
     {
         gradtune::internal::Journal journal(path);
-        const gradtune::internal::Selection selection{nullptr, served.variant, served.tier, served.why};
+        const gradtune::internal::Selection selection{nullptr, served.variant,
+                                                       gradtune::internal::tier_from_string(served.tier), served.why};
         for (int round = 0; round < 5; round++) {
             const auto start = std::chrono::steady_clock::now();
             for (int i = 0; i < 2000; i++) journal.count(info, Device::cpu, selection, 1.0);

@@ -103,55 +103,55 @@ TEST_CASE("dispatch prefers exact, then transferred, nearest, the structure defa
     Selection s;
     REQUIRE(select_kernel(call(3, 1, 32, 112, 32), {}, t.kernels, t.tuned, &s).ok());
     CHECK(s.name == "op_k3_b");
-    CHECK(s.tier == "exact");
+    CHECK(s.tier == Tier::exact);
     REQUIRE(select_kernel(call(3, 1, 1, 56, 144), {}, t.kernels, t.tuned, &s).ok());
     CHECK(s.name == "op_k3_a");
-    CHECK(s.tier == "exact");
+    CHECK(s.tier == Tier::exact);
     // Nearest: N=32 7x7x900 is closest to the N=32 7x7x960 record.
     REQUIRE(select_kernel(call(3, 1, 32, 7, 900), {}, t.kernels, t.tuned, &s).ok());
     CHECK(s.name == "op_k3_b");
-    CHECK(s.tier == "nearest");
+    CHECK(s.tier == Tier::nearest);
     CHECK(s.why.find("SAME C=960 H=7 N=32 W=7") != std::string::npos);
     // Nearest: N=2 56x56x128 is closest to the N=1 56x56x144 record.
     REQUIRE(select_kernel(call(3, 1, 2, 56, 128), {}, t.kernels, t.tuned, &s).ok());
     CHECK(s.name == "op_k3_a");
-    CHECK(s.tier == "nearest");
+    CHECK(s.tier == Tier::nearest);
     // Where the generic variant measured fastest, it serves the shape, and
     // the shapes nearest to it.
     REQUIRE(select_kernel(call(3, 1, 32, 14, 576), {}, t.kernels, t.tuned, &s).ok());
     CHECK(s.name == "op_generic");
-    CHECK(s.tier == "exact");
+    CHECK(s.tier == Tier::exact);
     CHECK(s.why == "the generic variant measured fastest for this shape");
     REQUIRE(select_kernel(call(3, 1, 32, 14, 512), {}, t.kernels, t.tuned, &s).ok());
     CHECK(s.name == "op_generic");
-    CHECK(s.tier == "nearest");
+    CHECK(s.tier == Tier::nearest);
     // Own class beats another class on the same shape; another class's record
     // for the very shape beats our nearest one, and names its class.
     REQUIRE(select_kernel(call(3, 2, 32, 112, 96), {}, t.kernels, t.tuned, &s).ok());
     CHECK(s.name == "op_k3s2_mine");
-    CHECK(s.tier == "exact");
+    CHECK(s.tier == Tier::exact);
     REQUIRE(select_kernel(call(3, 2, 1, 112, 96), {}, t.kernels, t.tuned, &s).ok());
     CHECK(s.name == "op_k3s2_other");
-    CHECK(s.tier == "transferred");
+    CHECK(s.tier == Tier::transferred);
     CHECK(s.why.find("x86-64-linux-avx512_other") != std::string::npos);
     // At equal distance the nearest record of our own class wins.
     REQUIRE(select_kernel(call(3, 2, 16, 112, 96), {}, t.kernels, t.tuned, &s).ok());
-    CHECK(s.tier == "nearest");
+    CHECK(s.tier == Tier::nearest);
     CHECK(s.name == "op_k3s2_mine");
     // A structure with no record but a structure default (k5 s1): the default.
     REQUIRE(select_kernel(call(5, 1, 1, 112, 32), {}, t.kernels, t.tuned, &s).ok());
     CHECK(s.name == "op_k5_default");
-    CHECK(s.tier == "default");
+    CHECK(s.tier == Tier::structure_default);
     // Another structure (k7) or layout: generic.
     REQUIRE(select_kernel(call(7, 1, 1, 112, 32), {}, t.kernels, t.tuned, &s).ok());
     CHECK(s.name == "op_generic");
-    CHECK(s.tier == "generic");
+    CHECK(s.tier == Tier::generic);
     REQUIRE(select_kernel(call(3, 1, 32, 112, 32, "SAME", "NCHW"), {}, t.kernels, t.tuned, &s).ok());
     CHECK(s.name == "op_generic_nchw");
     // Another padding mode of a tuned shape: still the tuned kernel, as nearest.
     REQUIRE(select_kernel(call(3, 1, 32, 112, 32, "VALID"), {}, t.kernels, t.tuned, &s).ok());
     CHECK(s.name == "op_k3_b");
-    CHECK(s.tier == "nearest");
+    CHECK(s.tier == Tier::nearest);
     // No kernel for the dtype: Unimplemented.
     CallInfo f64 = call(3, 1, 1, 8, 8);
     f64.dtype = "float64";
@@ -171,11 +171,11 @@ TEST_CASE("on a CPU without the build machine's features tuned records give way 
     // left of this structure: exact for its shape, nearest for the others.
     REQUIRE(select_kernel(call(3, 1, 32, 112, 32), {}, t.kernels, t.tuned, &s, /*tuned_usable=*/false).ok());
     CHECK(s.name == "op_generic");
-    CHECK(s.tier == "nearest");
+    CHECK(s.tier == Tier::nearest);
     REQUIRE(select_kernel(call(3, 1, 32, 14, 576), {}, t.kernels, t.tuned, &s, false).ok());
-    CHECK(s.tier == "exact");
+    CHECK(s.tier == Tier::exact);
     REQUIRE(select_kernel(call(3, 2, 1, 112, 96), {}, t.kernels, t.tuned, &s, false).ok());
-    CHECK(s.tier == "generic");
+    CHECK(s.tier == Tier::generic);
     REQUIRE(select_kernel(call(5, 1, 1, 112, 32), {}, t.kernels, t.tuned, &s, false).ok());
     CHECK(s.name == "op_k5_default");
     // Forcing one by name is refused with the reason, not run.
@@ -192,7 +192,7 @@ TEST_CASE("a forced variant must fit the call", "[dispatch]") {
     RunOptions forced;
     forced.variant = "op_k3_a";
     REQUIRE(select_kernel(call(3, 1, 1, 9, 9), forced, t.kernels, t.tuned, &s).ok());
-    CHECK(s.tier == "forced");
+    CHECK(s.tier == Tier::forced);
     Status st = select_kernel(call(5, 1, 1, 9, 9), forced, t.kernels, t.tuned, &s);
     CHECK(st.code() == StatusCode::kInvalidArgument);
     CHECK(st.message().find("does not fit") != std::string::npos);
@@ -291,7 +291,7 @@ TEST_CASE("the shape journal: whole lines, running totals per signature, threads
                {{"N", 1}, {"H", 8}}};
     CallInfo b = a;
     b.shape["N"] = 2;
-    const Selection nearest{nullptr, "v", "nearest", "why"};
+    const Selection nearest{nullptr, "v", Tier::nearest, "why"};
     {
         // A line left cut short by a crashed process: ours start on a new line.
         std::ofstream(path) << "{\"journal\": 1, \"process\": \"cut";

@@ -517,7 +517,7 @@ TEST_CASE("journal suites rebuild EXPLICIT padding from the journalled pads", "[
                             "EXPLICIT", {{"N", 1}, {"H", 8}, {"W", 8}, {"C", 4}, {"O", 4}}, {1, 0, 2, 1}};
     {
         gradtune::internal::Journal journal(path);
-        journal.count(info, gradtune::Device::cpu, gradtune::internal::Selection{nullptr, "v", "generic", "why"}, 1.0);
+        journal.count(info, gradtune::Device::cpu, gradtune::internal::Selection{nullptr, "v", gradtune::internal::Tier::generic, "why"}, 1.0);
     }
     std::ifstream in(path);
     std::string line;

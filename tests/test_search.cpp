@@ -1,7 +1,6 @@
 // The tuner's search strategy, driven by a fake measurer: a made-up speedup
 // per setting and shape instead of compiled and timed kernels.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <functional>
 #include <set>

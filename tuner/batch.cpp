@@ -84,9 +84,13 @@ BatchRunner::~BatchRunner() {
     fs::remove_all(reference_dir_, ignored);
 }
 
-double BatchRunner::seconds_left() const { return std::max(1.0, options_.budget_s - seconds_since(start_)); }
+double BatchRunner::seconds_left() const {
+    return std::max(1.0, options_.budget_s - seconds_since(start_));
+}
 
-std::string BatchRunner::shape_key(const Group &g, size_t s) const { return g.op + "|" + g.shapes[s]->call.dump(); }
+std::string BatchRunner::shape_key(const Group &g, size_t s) const {
+    return g.op + "|" + g.shapes[s]->call.dump();
+}
 
 BatchOutcome BatchRunner::run(const Group &g, const std::vector<Knobs> &batch) {
     BatchOutcome out;
@@ -139,9 +143,10 @@ std::vector<CompiledCandidate> BatchRunner::compile(const Group &g, const std::v
 json BatchRunner::batch_file(const Group &g, const std::vector<CompiledCandidate> &compiled, BatchOutcome *out) {
     json batch = {{"shapes", json::array()},
                   {"candidates", json::array()},
-                  {"measure", {{"samples", options_.measure.samples},
-                               {"min_sample_ms", options_.measure.min_sample_ms},
-                               {"slow_factor", options_.measure.slow_factor}}},
+                  {"measure",
+                   {{"samples", options_.measure.samples},
+                    {"min_sample_ms", options_.measure.min_sample_ms},
+                    {"slow_factor", options_.measure.slow_factor}}},
                   {"device", to_string(g.device)}};
     std::vector<double> best_ms(g.shapes.size(), 0);
     for (const Trial &t : log_.trials()) {
@@ -261,9 +266,9 @@ void BatchRunner::measure(const Group &g, const std::vector<CompiledCandidate> &
         const std::string why =
             killed ? "the measuring process was killed after " + std::to_string(static_cast<int>(timeout)) + " s (" +
                          (budget_bound ? "the budget was spent" : "--measure-timeout: it hung") + ")"
-            : rc > 128 ? "the measuring process crashed (signal " + std::to_string(rc - 128) + ", " +
-                             strsignal(rc - 128) + ")"
-                       : "the measuring process crashed (exit status " + std::to_string(rc) + ")";
+            : rc > 128
+                ? "the measuring process crashed (signal " + std::to_string(rc - 128) + ", " + strsignal(rc - 128) + ")"
+                : "the measuring process crashed (exit status " + std::to_string(rc) + ")";
         std::cerr << "\ngradtune tune: " << why << "\n";
         if (crashed) {
             std::vector<Trial> failed;

@@ -70,7 +70,7 @@ const SeededSearch::Setting *SeededSearch::best(int target) const {
     double best_speedup = 0;
     for (const std::string &text : order_) {
         const Setting &setting = results_.at(text);
-        const double s = target < 0 ? group_speedup(setting)
+        const double s = target < 0                  ? group_speedup(setting)
                          : setting.shapes[target].ok ? setting.shapes[target].speedup
                                                      : 0;
         if (s > best_speedup) {

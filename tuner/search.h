@@ -66,13 +66,13 @@ public:
     double best_speedup() const override;
 
 private:
-    static constexpr int kExploreFirst = 6;         // draws before any refinement
-    static constexpr int kMaxRepeatedDraws = 200;   // draws of tried settings before giving up
+    static constexpr int kExploreFirst = 6;        // draws before any refinement
+    static constexpr int kMaxRepeatedDraws = 200;  // draws of tried settings before giving up
     // A setting's result on one shape.
     struct ShapeResult {
         bool measured = false;
-        bool ok = false;      // timed: a shape's best counts only these
-        double speedup = 0;   // generic / candidate; for "slow", the one-call estimate
+        bool ok = false;     // timed: a shape's best counts only these
+        double speedup = 0;  // generic / candidate; for "slow", the one-call estimate
     };
     struct Setting {
         Knobs knobs;
@@ -87,7 +87,7 @@ private:
     std::vector<GroupShape> shapes_;
     std::deque<Knobs> queue_;
     SearchKind kind_;
-    std::set<std::string> tried_;   // knobs_text of every setting handed out
+    std::set<std::string> tried_;     // knobs_text of every setting handed out
     std::vector<std::string> order_;  // knobs_text of the settings with results, first result first
     std::map<std::string, Setting> results_;
     int handed_out_ = 0, refinements_ = 0, exhausted_draws_ = 0;

@@ -69,6 +69,26 @@ std::string shape_key(const std::string &padding, const std::map<std::string, in
     return out.str();
 }
 
+const char *to_string(Tier tier) {
+    switch (tier) {
+    case Tier::exact: return "exact";
+    case Tier::transferred: return "transferred";
+    case Tier::nearest: return "nearest";
+    case Tier::structure_default: return "default";
+    case Tier::generic: return "generic";
+    case Tier::forced: return "forced";
+    case Tier::external: return "external";
+    }
+    return "generic";
+}
+
+Tier tier_from_string(const std::string &name) {
+    for (Tier t : {Tier::exact, Tier::transferred, Tier::nearest, Tier::structure_default, Tier::forced,
+                   Tier::external})
+        if (name == to_string(t)) return t;
+    return Tier::generic;
+}
+
 bool fits(const Kernel &kernel, const CallInfo &call, Device device) {
     if (call.op != kernel.op || kernel.device != device || call.dtype != kernel.dtype ||
         call.data_format != kernel.data_format)
@@ -92,7 +112,7 @@ Status select_kernel(const CallInfo &call, const RunOptions &options, const std:
         for (const auto &[name, value] : k.structure) view.structure.emplace_back(name.c_str(), value);
         if (!fits(view, call, device))
             return InvalidArgument("external kernel " + k.name + " does not fit this call");
-        *selection = {k.function, k.name, "external", "external kernel"};
+        *selection = {k.function, k.name, Tier::external, "external kernel"};
         return Status::OK();
     }
     if (!options.variant.empty()) {
@@ -106,7 +126,7 @@ Status select_kernel(const CallInfo &call, const RunOptions &options, const std:
                 return Unimplemented("variant " + options.variant +
                                      " is a tuned record, compiled only for the build machine's CPU (GRADTUNE_TUNED_CPU_TARGETS); "
                                      "this CPU (or GRADTUNE_MAX_CPU_ISA) lacks its features");
-            *selection = {k.function, k.name, "forced", "RunOptions::variant"};
+            *selection = {k.function, k.name, Tier::forced, "RunOptions::variant"};
             return Status::OK();
         }
         return InvalidArgument("no variant named " + options.variant + " in this build");
@@ -130,7 +150,7 @@ Status select_kernel(const CallInfo &call, const RunOptions &options, const std:
         const bool mine = own == t.source_class;
         if (same_shape(t, call)) {
             if (mine) {
-                *selection = {k.function, k.name, "exact",
+                *selection = {k.function, k.name, Tier::exact,
                               k.generic() ? "the generic variant measured fastest for this shape"
                                           : "tuned for this shape"};
                 return Status::OK();
@@ -147,26 +167,26 @@ Status select_kernel(const CallInfo &call, const RunOptions &options, const std:
     }
     if (transferred) {
         const Kernel &k = kernels[transferred->kernel];
-        *selection = {k.function, k.name, "transferred",
+        *selection = {k.function, k.name, Tier::transferred,
                       served_by(*transferred) + " for this shape, compiled for this machine"};
         return Status::OK();
     }
     if (nearest) {
         const Kernel &k = kernels[nearest->kernel];
-        *selection = {k.function, k.name, "nearest",
+        *selection = {k.function, k.name, Tier::nearest,
                       served_by(*nearest) + " for " + shape_key(nearest->padding, shape_map(*nearest)) +
                           ", the nearest of " + std::to_string(candidates) + " measured shape(s) with this structure"};
         return Status::OK();
     }
     for (const Kernel &k : kernels) {
         if (k.structure_default && fits(k, call, device)) {
-            *selection = {k.function, k.name, "default", "the structure default (schedules/defaults)"};
+            *selection = {k.function, k.name, Tier::structure_default, "the structure default (schedules/defaults)"};
             return Status::OK();
         }
     }
     for (const Kernel &k : kernels) {
         if (k.generic() && fits(k, call, device)) {
-            *selection = {k.function, k.name, "generic", "no tuned variant for this structure"};
+            *selection = {k.function, k.name, Tier::generic, "no tuned variant for this structure"};
             return Status::OK();
         }
     }
@@ -189,7 +209,7 @@ void report_call(const CallInfo &call, Device device, const Selection &selection
     std::lock_guard<std::mutex> lock(mutex);
     std::fprintf(stderr, "gradtune_verbose,%s,%s,%s,%s,%s,%s,%s,%s,%s,%.4fms\n", to_string(device), call.op.c_str(),
                  call.dtype.c_str(), call.data_format.c_str(), structure_text(call.structure).c_str(),
-                 shape_key(call.padding, call.shape).c_str(), selection.name.c_str(), selection.tier.c_str(),
+                 shape_key(call.padding, call.shape).c_str(), selection.name.c_str(), to_string(selection.tier),
                  selection.why.c_str(), milliseconds);
 }
 

@@ -24,10 +24,17 @@
 
 namespace gradtune::internal {
 
+// How dispatch chose (the tiers above, in order), or that the caller did.
+enum class Tier { exact, transferred, nearest, structure_default, generic, forced, external };
+// "exact", "transferred", "nearest", "default", "generic", "forced", "external":
+// the names DispatchInfo, GRADTUNE_VERBOSE and the shape journal use.
+const char *to_string(Tier tier);
+Tier tier_from_string(const std::string &name);  // an unknown name: generic
+
 struct Selection {
     KernelFunction function = nullptr;
     std::string name;
-    std::string tier;  // exact, transferred, nearest, default, generic, forced or external
+    Tier tier = Tier::generic;
     std::string why;
 };
 

@@ -108,7 +108,7 @@ void Journal::count(const CallInfo &call, Device device, const Selection &select
                            ", \"T\": " + quoted(call.dtype) + ", \"data_format\": " + quoted(call.data_format) +
                            ", \"structure\": " + object(call.structure) + ", \"padding\": " + quoted(call.padding) +
                            explicit_paddings(call) + ", \"shape\": " + object(call.shape) +
-                           ", \"tier\": " + quoted(selection.tier) + ", \"variant\": " + quoted(selection.name);
+                           ", \"tier\": " + quoted(to_string(selection.tier)) + ", \"variant\": " + quoted(selection.name);
         bucket.push_back(std::move(e));
         entry = &bucket.back();
     }
@@ -189,7 +189,7 @@ bool journal_enabled() {
 }
 
 void journal_call(const CallInfo &call, Device device, const Selection &selection, double milliseconds) {
-    if (selection.tier == "exact" || selection.tier == "forced" || selection.tier == "external") return;
+    if (selection.tier == Tier::exact || selection.tier == Tier::forced || selection.tier == Tier::external) return;
     journal().count(call, device, selection, milliseconds);
 }
 

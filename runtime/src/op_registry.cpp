@@ -153,7 +153,7 @@ Status ExplainDispatch(const OpCall &call, const RunOptions &options, DispatchIn
     GRADTUNE_RETURN_IF_ERROR(DescribeCall(call, &call_info));
     internal::Selection selection;
     GRADTUNE_RETURN_IF_ERROR(internal::select_kernel(call_info, options, &selection));
-    *info = {selection.name, selection.tier, selection.why};
+    *info = {selection.name, to_string(selection.tier), selection.why};
     return Status::OK();
 }
 
