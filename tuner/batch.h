@@ -80,4 +80,9 @@ private:
     std::map<std::string, nlohmann::json> generic_timing_;  // shape key -> {median_ms, spread_pct}
 };
 
+// `gradtune measure --batch FILE`, the measuring child (measure_batch.cpp):
+// checks and times the candidates of a batch file on its shapes against the
+// generic variant, printing one JSON line per result.
+int measure_batch(const std::string &batch_path);
+
 }  // namespace gradtune::tooling

@@ -294,6 +294,72 @@ void remeasure(const std::vector<const Trial *> &usable, const DistillOptions &o
               << " record(s) changed\n";
 }
 
+// A record of the best trial for its key.
+Record record_of(const Trial &t, double min_speedup) {
+    Record r;
+    r.generic_wins = t.generic_median_ms < min_speedup * t.median_ms;
+    r.op = t.op;
+    r.device = t.device;
+    r.structure = t.structure;
+    r.padding = t.padding;
+    r.shape = t.shape;
+    r.call = t.call;
+    r.knobs = t.knobs;
+    r.median_ms = t.median_ms;
+    r.min_ms = t.min_ms;
+    r.spread_pct = t.spread_pct;
+    r.generic_median_ms = t.generic_median_ms;
+    r.samples = t.samples;
+    r.threads = t.threads;
+    r.target = t.target;
+    r.cpu_model = t.cpu_model;
+    r.halide_version = t.halide_version;
+    r.knob_space_version = t.knob_space_version;
+    r.source_hash = t.source_hash;
+    r.tuned_at = t.timestamp;
+    return r;
+}
+
+// Merges the best trials into the committed files: every key the log
+// measured is decided by the log. A best trial that does not beat the
+// generic variant by min_speedup becomes a generic_wins record: dispatch then
+// serves that shape with the generic variant, and no tuned kernel is built
+// for it. False (nothing written) when a committed file cannot be read.
+bool write_records(const std::map<std::string, const Trial *> &best, const DistillOptions &options,
+                   const std::string &klass) {
+    const fs::path dir = fs::path(options.records_dir) / klass;
+    std::map<std::string, RecordFile> files;
+    for (const auto &[key, t] : best) {
+        RecordFile &file = files[t->op];
+        if (file.op.empty()) {
+            file.op = t->op;
+            file.target_class = klass;
+            const fs::path path = dir / (t->op + ".json");
+            if (fs::exists(path)) {
+                // A file we cannot read (cut, garbage, a newer schema) is never
+                // overwritten: its records would be lost.
+                try {
+                    file.records = read_record_file(path.string()).records;
+                } catch (const std::exception &e) {
+                    std::cerr << "gradtune distill: error: " << e.what()
+                              << "\n  (nothing written: mend or move the file, then run distill again)\n";
+                    return false;
+                }
+            }
+        }
+        auto same_key = [&](const Record &r) { return record_key(r) == key; };
+        file.records.erase(std::remove_if(file.records.begin(), file.records.end(), same_key), file.records.end());
+        file.records.push_back(record_of(*t, options.min_speedup));
+    }
+    fs::create_directories(dir);
+    for (auto &[op, file] : files) {
+        const std::string path = (dir / (op + ".json")).string();
+        write_record_file(path, file);
+        std::cerr << "gradtune distill: " << path << ": " << file.records.size() << " record(s)\n";
+    }
+    return true;
+}
+
 }  // namespace
 
 int distill(const DistillOptions &options) {
@@ -353,62 +419,8 @@ int distill(const DistillOptions &options) {
                   << " s to compile ignored (--max-compile-s)\n";
     std::deque<Trial> remeasured;  // owns the trials `best` points to after remeasure()
     if (options.remeasure > 0) remeasure(usable, options, info.target_class(), &best, &remeasured);
-    // Merge into the committed files: every key the log measured is decided
-    // by the log. A best trial that does not beat the generic variant by
-    // min_speedup becomes a generic_wins record: dispatch then serves that
-    // shape with the generic variant, and no tuned kernel is built for it.
     const std::string klass = info.target_class();
-    const fs::path dir = fs::path(options.records_dir) / klass;
-    std::map<std::string, RecordFile> files;
-    for (const auto &[key, t] : best) {
-        RecordFile &file = files[t->op];
-        if (file.op.empty()) {
-            file.op = t->op;
-            file.target_class = klass;
-            const fs::path path = dir / (t->op + ".json");
-            if (fs::exists(path)) {
-                // A file we cannot read (cut, garbage, a newer schema) is never
-                // overwritten: its records would be lost.
-                try {
-                    file.records = read_record_file(path.string()).records;
-                } catch (const std::exception &e) {
-                    std::cerr << "gradtune distill: error: " << e.what()
-                              << "\n  (nothing written: mend or move the file, then run distill again)\n";
-                    return 2;
-                }
-            }
-        }
-        auto same_key = [&](const Record &r) { return record_key(r) == key; };
-        file.records.erase(std::remove_if(file.records.begin(), file.records.end(), same_key), file.records.end());
-        Record r;
-        r.generic_wins = t->generic_median_ms < options.min_speedup * t->median_ms;
-        r.op = t->op;
-        r.device = t->device;
-        r.structure = t->structure;
-        r.padding = t->padding;
-        r.shape = t->shape;
-        r.call = t->call;
-        r.knobs = t->knobs;
-        r.median_ms = t->median_ms;
-        r.min_ms = t->min_ms;
-        r.spread_pct = t->spread_pct;
-        r.generic_median_ms = t->generic_median_ms;
-        r.samples = t->samples;
-        r.threads = t->threads;
-        r.target = t->target;
-        r.cpu_model = t->cpu_model;
-        r.halide_version = t->halide_version;
-        r.knob_space_version = t->knob_space_version;
-        r.source_hash = t->source_hash;
-        r.tuned_at = t->timestamp;
-        file.records.push_back(r);
-    }
-    fs::create_directories(dir);
-    for (auto &[op, file] : files) {
-        const std::string path = (dir / (op + ".json")).string();
-        write_record_file(path, file);
-        std::cerr << "gradtune distill: " << path << ": " << file.records.size() << " record(s)\n";
-    }
+    if (!write_records(best, options, klass)) return 2;
     if (!options.defaults_dir.empty()) distill_defaults(timed, options, klass);
     for (const auto &[key, t] : best) {
         const double speedup = t->generic_median_ms / t->median_ms;

@@ -65,125 +65,158 @@ double product(const std::vector<int64_t> &shape) {
     return n;
 }
 
+// A journalled signature read back as a call: its op, dtype, layout, padding, structure,
+// shape and the element size; helpers for the call's inputs.
+struct Call {
+    std::string op, dtype, format, padding;
+    json structure, shape;
+    int64_t n = 0, h = 0, w = 0, c = 0;
+    double element = 0;
+
+    json tensor(const std::vector<int64_t> &dims) const { return {{"dtype", dtype}, {"shape", dims}}; }
+    static json values(const char *type, const std::vector<int64_t> &v) { return {{"dtype", type}, {"values", v}}; }
+};
+
+// FractionalAvgPool and its gradient: the call, its work and a description.
+void pooling_entry(const Call &g, SuiteEntry *e, json *inputs, json *attrs) {
+    const int64_t oh = get(g.shape, "OH"), ow = get(g.shape, "OW");
+    if (oh > g.h || ow > g.w) throw std::runtime_error("a pooled size larger than the input");
+    if (g.h > (1 << 20) || g.w > (1 << 20)) throw std::runtime_error("more than 2^20 rows or columns to pool");
+    const bool overlapping = get(g.structure, "overlapping") == 2;
+    if (g.op == "FractionalAvgPoolGrad") {
+        *inputs = {{"orig_input_tensor_shape", Call::values("int64", {g.n, g.h, g.w, g.c})},
+                   {"out_backprop", g.tensor({g.n, oh, ow, g.c})},
+                   {"row_pooling_sequence", Call::values("int64", pooling_sequence(g.h, oh))},
+                   {"col_pooling_sequence", Call::values("int64", pooling_sequence(g.w, ow))}};
+        *attrs = {{"overlapping", overlapping}};
+    } else {
+        // The ratio whose float32 quotient TF floors to the pooled size:
+        // input / (pooled + 1/2), and 1 where nothing is pooled. The
+        // sequences are pseudo-random, seeded: the same on every run.
+        auto ratio = [](int64_t in, int64_t out) {
+            return out == in ? 1.0 : static_cast<double>(in) / (static_cast<double>(out) + 0.5);
+        };
+        *inputs = {{"value", g.tensor({g.n, g.h, g.w, g.c})}};
+        *attrs = {{"pooling_ratio", {1.0, ratio(g.h, oh), ratio(g.w, ow), 1.0}},
+                  {"pseudo_random", true},
+                  {"overlapping", overlapping},
+                  {"deterministic", true},
+                  {"seed", 7},
+                  {"seed2", 11}};
+    }
+    e->memory_bound = true;
+    e->flops = product({g.n, g.h, g.w, g.c}) + product({g.n, oh, ow, g.c});
+    e->bytes = g.element * e->flops;
+    e->description = std::to_string(g.h) + "x" + std::to_string(g.w) + "x" + std::to_string(g.c) + " -> " +
+                     std::to_string(oh) + "x" + std::to_string(ow) + (overlapping ? " overlapping" : "");
+}
+
+// EXPLICIT: the pads {top, bottom, left, right} (a journal of gradtune
+// before 2026-12 did not keep them); else zeros.
+std::vector<int64_t> explicit_pads(const json &line, const std::string &padding) {
+    std::vector<int64_t> pads(4, 0);
+    if (padding == "EXPLICIT") {
+        const json &p = line.contains("explicit_paddings") ? line.at("explicit_paddings") : json();
+        if (!p.is_array() || p.size() != 4)
+            throw std::runtime_error("EXPLICIT padding without its four pads (\"explicit_paddings\")");
+        for (size_t i = 0; i < 4; i++) {
+            if (!p[i].is_number_integer() || p[i].get<int64_t>() < 0 || p[i].get<int64_t>() > (int64_t{1} << 24))
+                throw std::runtime_error("a pad out of range in \"explicit_paddings\"");
+            pads[i] = p[i].get<int64_t>();
+        }
+    } else if (padding != "SAME" && padding != "VALID") {
+        throw std::runtime_error("unknown padding " + padding);
+    }
+    return pads;
+}
+
+// The dense and depthwise convolutions and their gradients: the call, its
+// work and a description.
+void convolution_entry(const Call &g, const std::vector<int64_t> &pads, SuiteEntry *e, json *inputs,
+                       json *attrs) {
+    const std::string &op = g.op;
+    const json &s = g.structure;
+    const bool depthwise = op.rfind("Depthwise", 0) == 0;
+    if (!depthwise && op != "Conv2D" && op != "Conv2DBackpropInput" && op != "Conv2DBackpropFilter")
+        throw std::runtime_error("the journal cannot rebuild calls of " + op);
+    const int64_t fh = get(s, "filter_height"), fw = get(s, "filter_width");
+    const int64_t sh = depthwise ? get(s, "stride") : get(s, "stride_height");
+    const int64_t sw = depthwise ? sh : get(s, "stride_width");
+    const int64_t dh = get(s, "dilation_height"), dw = get(s, "dilation_width");
+    const int64_t groups = depthwise ? 1 : get_or(s, "groups", get_or(g.shape, "G", 1));
+    const int64_t multiplier = depthwise ? get(s, "depth_multiplier") : 1;
+    const int64_t out_channels = depthwise ? g.c * multiplier : get(g.shape, "O");
+    if (g.c % groups != 0) throw std::runtime_error("groups do not divide the channels");
+    const std::vector<int64_t> filter = {fh, fw, depthwise ? g.c : g.c / groups, depthwise ? multiplier : out_channels};
+    const int64_t oh = conv_output(g.h, fh, sh, dh, g.padding, pads[0], pads[1]);
+    const int64_t ow = conv_output(g.w, fw, sw, dw, g.padding, pads[2], pads[3]);
+    const std::vector<int64_t> x = activation(g.format, g.n, g.h, g.w, g.c);
+    const std::vector<int64_t> y = activation(g.format, g.n, oh, ow, out_channels);
+    const bool backprop_input = op.size() > 13 && op.compare(op.size() - 13, 13, "BackpropInput") == 0;
+    const bool backprop_filter = op.size() > 14 && op.compare(op.size() - 14, 14, "BackpropFilter") == 0;
+    if (backprop_input) {
+        *inputs = {{"input_sizes", Call::values("int32", x)}, {"filter", g.tensor(filter)},
+                   {"out_backprop", g.tensor(y)}};
+    } else if (backprop_filter) {
+        *inputs = {{"input", g.tensor(x)}, {"filter_sizes", Call::values("int32", filter)},
+                   {"out_backprop", g.tensor(y)}};
+    } else {
+        *inputs = {{"input", g.tensor(x)}, {"filter", g.tensor(filter)}};
+    }
+    *attrs = {{"strides", spatial_attr(g.format, sh, sw)},
+              {"dilations", spatial_attr(g.format, dh, dw)},
+              {"padding", g.padding},
+              {"data_format", g.format}};
+    if (g.padding == "EXPLICIT") {
+        // TF's layout: a (before, after) pair per dimension of the data format.
+        (*attrs)["explicit_paddings"] =
+            g.format == "NCHW" ? std::vector<int64_t>{0, 0, 0, 0, pads[0], pads[1], pads[2], pads[3]}
+                               : std::vector<int64_t>{0, 0, pads[0], pads[1], pads[2], pads[3], 0, 0};
+    }
+    e->flops = 2.0 * static_cast<double>(fh * fw) * (depthwise ? 1.0 : static_cast<double>(g.c / groups)) * product(y);
+    e->bytes = g.element * (product(x) + product(y) + product(filter));
+    e->memory_bound = depthwise;
+    const std::string sizes = std::to_string(g.h) + "x" + std::to_string(g.w) + "x" + std::to_string(g.c);
+    std::string window =
+        " k" + std::to_string(fh) + "x" + std::to_string(fw) + " s" + std::to_string(sh) + " " + g.padding;
+    if (g.padding == "EXPLICIT")
+        window += " " + std::to_string(pads[0]) + "," + std::to_string(pads[1]) + "," + std::to_string(pads[2]) + "," +
+                  std::to_string(pads[3]);
+    e->description = depthwise || op == "Conv2D" ? sizes + window
+                                                 : "dx " + sizes + " <- dy " + std::to_string(oh) + "x" +
+                                                       std::to_string(ow) + "x" + std::to_string(out_channels) + window;
+}
+
 }  // namespace
 
 SuiteEntry entry_from_signature(const json &line) {
-    const std::string op = line.at("op").get<std::string>();
-    const std::string dtype = line.at("T").get<std::string>();
-    const std::string format = line.at("data_format").get<std::string>();
-    const std::string padding = line.at("padding").get<std::string>();
-    const json &s = line.at("structure");
-    const json &shape = line.at("shape");
-    auto dtype_value = DataTypeFromString(dtype);
-    if (!dtype_value) throw std::runtime_error("unknown dtype " + dtype);
-    const double element = DataTypeSize(*dtype_value);
-    auto tensor = [&](const std::vector<int64_t> &dims) { return json{{"dtype", dtype}, {"shape", dims}}; };
-    auto values = [](const char *type, const std::vector<int64_t> &v) { return json{{"dtype", type}, {"values", v}}; };
+    Call g;
+    g.op = line.at("op").get<std::string>();
+    g.dtype = line.at("T").get<std::string>();
+    g.format = line.at("data_format").get<std::string>();
+    g.padding = line.at("padding").get<std::string>();
+    g.structure = line.at("structure");
+    g.shape = line.at("shape");
+    auto dtype_value = DataTypeFromString(g.dtype);
+    if (!dtype_value) throw std::runtime_error("unknown dtype " + g.dtype);
+    g.element = DataTypeSize(*dtype_value);
+    g.n = get(g.shape, "N");
+    g.h = get(g.shape, "H");
+    g.w = get(g.shape, "W");
+    g.c = get(g.shape, "C");
 
     SuiteEntry e;
-    e.op = op;
-    e.batch = get(shape, "N");
+    e.op = g.op;
+    e.batch = g.n;
     json inputs, attrs;
-    const int64_t n = e.batch, h = get(shape, "H"), w = get(shape, "W"), c = get(shape, "C");
-    if (op == "FractionalAvgPoolGrad" || op == "FractionalAvgPool") {
-        const int64_t oh = get(shape, "OH"), ow = get(shape, "OW");
-        if (oh > h || ow > w) throw std::runtime_error("a pooled size larger than the input");
-        if (h > (1 << 20) || w > (1 << 20)) throw std::runtime_error("more than 2^20 rows or columns to pool");
-        const bool overlapping = get(s, "overlapping") == 2;
-        if (op == "FractionalAvgPoolGrad") {
-            inputs = {{"orig_input_tensor_shape", values("int64", {n, h, w, c})},
-                      {"out_backprop", tensor({n, oh, ow, c})},
-                      {"row_pooling_sequence", values("int64", pooling_sequence(h, oh))},
-                      {"col_pooling_sequence", values("int64", pooling_sequence(w, ow))}};
-            attrs = {{"overlapping", overlapping}};
-        } else {
-            // The ratio whose float32 quotient TF floors to the pooled size:
-            // input / (pooled + 1/2), and 1 where nothing is pooled. The
-            // sequences are pseudo-random, seeded: the same on every run.
-            auto ratio = [](int64_t in, int64_t out) {
-                return out == in ? 1.0 : static_cast<double>(in) / (static_cast<double>(out) + 0.5);
-            };
-            inputs = {{"value", tensor({n, h, w, c})}};
-            attrs = {{"pooling_ratio", {1.0, ratio(h, oh), ratio(w, ow), 1.0}},
-                     {"pseudo_random", true},
-                     {"overlapping", overlapping},
-                     {"deterministic", true},
-                     {"seed", 7},
-                     {"seed2", 11}};
-        }
-        e.memory_bound = true;
-        e.flops = product({n, h, w, c}) + product({n, oh, ow, c});
-        e.bytes = element * e.flops;
-        e.description = std::to_string(h) + "x" + std::to_string(w) + "x" + std::to_string(c) + " -> " +
-                        std::to_string(oh) + "x" + std::to_string(ow) + (overlapping ? " overlapping" : "");
+    if (g.op == "FractionalAvgPoolGrad" || g.op == "FractionalAvgPool") {
+        pooling_entry(g, &e, &inputs, &attrs);
     } else {
-        // EXPLICIT: the pads {top, bottom, left, right} (a journal of gradtune
-        // before 2026-12 did not keep them).
-        std::vector<int64_t> pads(4, 0);
-        if (padding == "EXPLICIT") {
-            const json &p = line.contains("explicit_paddings") ? line.at("explicit_paddings") : json();
-            if (!p.is_array() || p.size() != 4)
-                throw std::runtime_error("EXPLICIT padding without its four pads (\"explicit_paddings\")");
-            for (size_t i = 0; i < 4; i++) {
-                if (!p[i].is_number_integer() || p[i].get<int64_t>() < 0 || p[i].get<int64_t>() > (int64_t{1} << 24))
-                    throw std::runtime_error("a pad out of range in \"explicit_paddings\"");
-                pads[i] = p[i].get<int64_t>();
-            }
-        } else if (padding != "SAME" && padding != "VALID") {
-            throw std::runtime_error("unknown padding " + padding);
-        }
-        const bool depthwise = op.rfind("Depthwise", 0) == 0;
-        if (!depthwise && op != "Conv2D" && op != "Conv2DBackpropInput" && op != "Conv2DBackpropFilter")
-            throw std::runtime_error("the journal cannot rebuild calls of " + op);
-        const int64_t fh = get(s, "filter_height"), fw = get(s, "filter_width");
-        const int64_t sh = depthwise ? get(s, "stride") : get(s, "stride_height");
-        const int64_t sw = depthwise ? sh : get(s, "stride_width");
-        const int64_t dh = get(s, "dilation_height"), dw = get(s, "dilation_width");
-        const int64_t groups = depthwise ? 1 : get_or(s, "groups", get_or(shape, "G", 1));
-        const int64_t multiplier = depthwise ? get(s, "depth_multiplier") : 1;
-        const int64_t out_channels = depthwise ? c * multiplier : get(shape, "O");
-        if (c % groups != 0) throw std::runtime_error("groups do not divide the channels");
-        const std::vector<int64_t> filter = {fh, fw, depthwise ? c : c / groups, depthwise ? multiplier : out_channels};
-        const int64_t oh = conv_output(h, fh, sh, dh, padding, pads[0], pads[1]);
-        const int64_t ow = conv_output(w, fw, sw, dw, padding, pads[2], pads[3]);
-        const std::vector<int64_t> x = activation(format, n, h, w, c), y = activation(format, n, oh, ow, out_channels);
-        const bool backprop_input = op.size() > 13 && op.compare(op.size() - 13, 13, "BackpropInput") == 0;
-        const bool backprop_filter = op.size() > 14 && op.compare(op.size() - 14, 14, "BackpropFilter") == 0;
-        if (backprop_input) {
-            inputs = {{"input_sizes", values("int32", x)}, {"filter", tensor(filter)}, {"out_backprop", tensor(y)}};
-        } else if (backprop_filter) {
-            inputs = {{"input", tensor(x)}, {"filter_sizes", values("int32", filter)}, {"out_backprop", tensor(y)}};
-        } else {
-            inputs = {{"input", tensor(x)}, {"filter", tensor(filter)}};
-        }
-        attrs = {{"strides", spatial_attr(format, sh, sw)},
-                 {"dilations", spatial_attr(format, dh, dw)},
-                 {"padding", padding},
-                 {"data_format", format}};
-        if (padding == "EXPLICIT") {
-            // TF's layout: a (before, after) pair per dimension of the data format.
-            attrs["explicit_paddings"] =
-                format == "NCHW" ? std::vector<int64_t>{0, 0, 0, 0, pads[0], pads[1], pads[2], pads[3]}
-                                 : std::vector<int64_t>{0, 0, pads[0], pads[1], pads[2], pads[3], 0, 0};
-        }
-        e.flops = 2.0 * static_cast<double>(fh * fw) * (depthwise ? 1.0 : static_cast<double>(c / groups)) *
-                  product(y);
-        e.bytes = element * (product(x) + product(y) + product(filter));
-        e.memory_bound = depthwise;
-        const std::string sizes = std::to_string(h) + "x" + std::to_string(w) + "x" + std::to_string(c);
-        std::string window = " k" + std::to_string(fh) + "x" + std::to_string(fw) + " s" + std::to_string(sh) + " " +
-                             padding;
-        if (padding == "EXPLICIT")
-            window += " " + std::to_string(pads[0]) + "," + std::to_string(pads[1]) + "," + std::to_string(pads[2]) +
-                      "," + std::to_string(pads[3]);
-        e.description = depthwise || op == "Conv2D"
-                            ? sizes + window
-                            : "dx " + sizes + " <- dy " + std::to_string(oh) + "x" + std::to_string(ow) + "x" +
-                                  std::to_string(out_channels) + window;
+        convolution_entry(g, explicit_pads(line, g.padding), &e, &inputs, &attrs);
     }
-    if (format != "NHWC") e.description += " " + format;
-    if (dtype != "float32") e.description += " " + dtype;
-    e.call = {{"op", op}, {"inputs", inputs}, {"attrs", attrs}};
+    if (g.format != "NHWC") e.description += " " + g.format;
+    if (g.dtype != "float32") e.description += " " + g.dtype;
+    e.call = {{"op", g.op}, {"inputs", inputs}, {"attrs", attrs}};
     return e;
 }
 

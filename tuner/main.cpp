@@ -13,6 +13,7 @@
 #include <map>
 #include <unistd.h>
 
+#include "batch.h"
 #include "build_info.h"
 #include "command_line.h"
 #include "distill.h"

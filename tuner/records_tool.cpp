@@ -134,180 +134,202 @@ void write_if_changed(const std::string &path, const std::string &text) {
     if (!out) throw std::runtime_error(path + ": cannot be written");
 }
 
+// The variants of a build, each once, by name.
+struct VariantSet {
+    std::vector<Variant> variants;
+    std::map<std::string, size_t> by_name;
+
+    Variant &add(const std::string &op, Device device, const Structure &s, const Knobs &knobs) {
+        std::string name = variant_name(op, device, s, knobs);
+        auto it = by_name.find(name);
+        if (it != by_name.end()) return variants[it->second];
+        by_name[name] = variants.size();
+        variants.push_back({name, op, device, s, knobs, false, {}, {}});
+        return variants.back();
+    }
+};
+
+// Generic variants: every op, dtype, layout and device, default knobs.
+void add_generic_variants(const Options &o, VariantSet *set) {
+    for (const OpSchema &op : all_ops()) {
+        for (Device device : op.devices) {
+            if (device == Device::cuda && o.cuda_target.empty()) continue;
+            for (const std::string &dtype : op.dtypes) {
+                for (const std::string &layout : op.data_formats) {
+                    Structure s{dtype, layout, {}};
+                    for (const std::string &param : op.structure_params) s.fixed[param] = 0;
+                    set->add(op.name, device, s, op.space(device, s).defaults());
+                }
+            }
+        }
+    }
+}
+
+// Structure defaults: one variant per structure group, whatever the class.
+// Returns how many.
+int add_structure_defaults(const Options &o, VariantSet *set) {
+    int defaults = 0;
+    for (const StructureDefault &d : read_structure_defaults(o.defaults_dir)) {
+        if (d.device == Device::cuda && o.cuda_target.empty()) continue;
+        if (std::string why = staleness(d, o.halide_version); !why.empty()) {
+            std::cout << "gradtune: warning: skipping stale structure default [" << d.op << " " << d.structure.key()
+                      << "]: " << why << "\n";
+            continue;
+        }
+        set->add(d.op, d.device, d.structure, d.knobs).structure_default = true;
+        defaults++;
+    }
+    return defaults;
+}
+
+// Tuned variants: this class's records, then, for every shape still without
+// one, the records of the nearest other class. Returns the records taken per
+// class; counts the stale ones.
+std::map<std::string, int> add_records(const Options &o, const std::string &klass, VariantSet *set, int *stale) {
+    std::set<std::string> covered;    // op|device|structure|shape of every record taken
+    std::map<std::string, int> used;  // class -> records taken
+    for (const std::string &from : record_classes(o.records_dir, klass)) {
+        std::vector<fs::path> files;
+        for (const auto &entry : fs::directory_iterator(fs::path(o.records_dir) / from)) files.push_back(entry.path());
+        std::sort(files.begin(), files.end());
+        for (const fs::path &path : files) {
+            if (path.extension() != ".json") continue;
+            if (!find_op(path.stem().string())) {
+                std::cout << "gradtune: note: " << path.string() << ": no op " << path.stem().string()
+                          << " in this build (GRADTUNE_OP_FILTER or a misnamed file); skipped\n";
+                continue;
+            }
+            RecordFile file = read_record_file(path.string());
+            if (file.target_class != from)
+                throw std::runtime_error(path.string() + ": target_class " + file.target_class + " in the folder of " +
+                                         from);
+            for (const Record &r : file.records) {
+                std::string why = target_of(o, r.device).empty() ? "no CUDA variants in this build"
+                                                                 : staleness(r, o.halide_version);
+                if (!why.empty()) {
+                    std::cout << "gradtune: warning: skipping stale record " << path.string() << " ["
+                              << to_string(r.device) << " " << r.structure.key() << " " << r.shape_key()
+                              << "]: " << why << "\n";
+                    ++*stale;
+                    continue;
+                }
+                const std::string key = r.op + "|" + to_string(r.device) + "|" + r.structure.key() + "|" + r.shape_key();
+                if (!covered.insert(key).second) continue;  // a nearer class has this shape
+                Variant *v = nullptr;
+                if (r.generic_wins) {
+                    // Served by the generic variant of its dtype, layout and device.
+                    Structure generic = r.structure;
+                    for (auto &entry : generic.fixed) entry.second = 0;
+                    auto it = set->by_name.find(variant_name(r.op, r.device, generic, {}));
+                    if (it == set->by_name.end())
+                        throw std::runtime_error(path.string() + ": no generic variant for " + r.structure.key());
+                    v = &set->variants[it->second];
+                } else {
+                    v = &set->add(r.op, r.device, r.structure, r.knobs);
+                }
+                v->tuned_for.push_back(r);
+                v->tuned_class.push_back(from);
+                used[from]++;
+            }
+        }
+    }
+    return used;
+}
+
+// Compiled for the --tuned-cpu-target targets only.
+bool tuned_targets_only(const Options &o, const Variant &v) {
+    return !o.tuned_cpu_targets.empty() && !v.every_cpu_target();
+}
+
+// CMake: one gradtune_add_variant() per variant.
+std::string cmake_text(const Options &o, const std::string &klass, const std::vector<Variant> &variants) {
+    std::ostringstream cmake;
+    cmake << "# Generated by gradtune-records at configure time. Do not edit.\n"
+          << "set(GRADTUNE_TARGET_CLASS " << klass << ")\n";
+    for (const Variant &v : variants) {
+        cmake << "gradtune_add_variant(" << v.name << " GENERATOR " << v.op << " DEVICE " << to_string(v.device)
+              << (tuned_targets_only(o, v) ? " TUNED" : "") << "\n    PARAMS T=" << v.structure.dtype
+              << " data_format=" << v.structure.data_format;
+        for (const auto &[name, value] : v.structure.fixed) cmake << " " << name << "=" << value;
+        cmake << "\n          ";
+        for (const auto &[name, value] : v.knobs) cmake << " " << name << "=" << value;
+        cmake << ")\n";
+    }
+    return cmake.str();
+}
+
+// "{a, b, c}" of a map's entries as {"name", value} pairs.
+template <typename Map>
+std::string pairs_text(const Map &entries) {
+    std::ostringstream out;
+    bool first = true;
+    for (const auto &[name, value] : entries) {
+        out << (first ? "" : ", ") << "{" << c_string(name) << ", " << value << "}";
+        first = false;
+    }
+    return out.str();
+}
+
+// C++: the runtime's variant table.
+std::string table_text(const Options &o, const std::string &klass, const std::vector<Variant> &variants) {
+    std::ostringstream table;
+    table << "// Generated by gradtune-records at configure time. Do not edit.\n"
+          << "#include \"variant_table.h\"\n\n#include \"HalideRuntime.h\"\n\n";
+    for (const Variant &v : variants) table << "#include \"" << v.name << ".h\"\n";
+    table << "\nnamespace gradtune::internal {\n\n"
+          << "const char *target_class() { return " << c_string(klass) << "; }\n\n"
+          << "const std::vector<Kernel> &kernels() {\n    static const std::vector<Kernel> table = {\n";
+    for (const Variant &v : variants) {
+        table << "        {" << c_string(v.op) << ", " << c_string(v.name) << ", Device::" << to_string(v.device)
+              << ", " << c_string(v.structure.dtype) << ", " << c_string(v.structure.data_format) << ",\n         {"
+              << pairs_text(v.structure.fixed) << "},\n         " << c_string(knobs_text(v.knobs)) << ", "
+              << (v.structure_default ? "true" : "false") << ", reinterpret_cast<KernelFunction>(&" << v.name
+              << "), " << (tuned_targets_only(o, v) ? "true" : "false") << "},\n";
+    }
+    table << "    };\n    return table;\n}\n\n"
+          << "const std::vector<std::vector<int>> &tuned_cpu_target_features() {\n"
+          << "    static const std::vector<std::vector<int>> table = {\n";
+    for (const std::string &target : o.tuned_cpu_targets) {
+        table << "        {";
+        bool first = true;
+        for (const std::string &f : target_features(target)) {
+            table << (first ? "" : ", ") << "halide_target_feature_" << f;
+            first = false;
+        }
+        table << "},\n";
+    }
+    table << "    };\n    return table;\n}\n\n"
+          << "const std::vector<TunedShape> &tuned_shapes() {\n    static const std::vector<TunedShape> table = {\n";
+    for (size_t i = 0; i < variants.size(); i++) {
+        for (size_t t = 0; t < variants[i].tuned_for.size(); t++) {
+            const Record &r = variants[i].tuned_for[t];
+            table << "        {" << i << ", " << c_string(variants[i].tuned_class[t]) << ", {"
+                  << pairs_text(r.structure.fixed) << "}, " << c_string(r.padding) << ", {" << pairs_text(r.shape)
+                  << "}, " << r.median_ms << ", " << r.generic_median_ms << "},\n";
+        }
+    }
+    table << "    };\n    return table;\n}\n\n}  // namespace gradtune::internal\n";
+    return table.str();
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
     try {
         Options o = parse(argc, argv);
         const std::string klass = target_class(o.cpu_target);
-        std::vector<Variant> variants;
-        std::map<std::string, size_t> by_name;
-        auto add = [&](const std::string &op, Device device, const Structure &s, const Knobs &knobs) -> Variant & {
-            std::string name = variant_name(op, device, s, knobs);
-            auto it = by_name.find(name);
-            if (it != by_name.end()) return variants[it->second];
-            by_name[name] = variants.size();
-            variants.push_back({name, op, device, s, knobs, false, {}, {}});
-            return variants.back();
-        };
-
-        // Generic variants: every op, dtype, layout and device, default knobs.
-        for (const OpSchema &op : all_ops()) {
-            for (Device device : op.devices) {
-                if (device == Device::cuda && o.cuda_target.empty()) continue;
-                for (const std::string &dtype : op.dtypes) {
-                    for (const std::string &layout : op.data_formats) {
-                        Structure s{dtype, layout, {}};
-                        for (const std::string &param : op.structure_params) s.fixed[param] = 0;
-                        add(op.name, device, s, op.space(device, s).defaults());
-                    }
-                }
-            }
-        }
-
-        // Structure defaults: one variant per structure group, whatever the class.
-        int defaults = 0;
-        for (const StructureDefault &d : read_structure_defaults(o.defaults_dir)) {
-            if (d.device == Device::cuda && o.cuda_target.empty()) continue;
-            if (std::string why = staleness(d, o.halide_version); !why.empty()) {
-                std::cout << "gradtune: warning: skipping stale structure default [" << d.op << " "
-                          << d.structure.key() << "]: " << why << "\n";
-                continue;
-            }
-            add(d.op, d.device, d.structure, d.knobs).structure_default = true;
-            defaults++;
-        }
-
-        // Tuned variants: this class's records, then, for every shape still
-        // without one, the records of the nearest other class.
-        std::set<std::string> covered;  // op|device|structure|shape of every record taken
-        std::map<std::string, int> used;  // class -> records taken
+        VariantSet set;
+        add_generic_variants(o, &set);
+        const int defaults = add_structure_defaults(o, &set);
         int stale = 0;
-        for (const std::string &from : record_classes(o.records_dir, klass)) {
-            std::vector<fs::path> files;
-            for (const auto &entry : fs::directory_iterator(fs::path(o.records_dir) / from)) files.push_back(entry.path());
-            std::sort(files.begin(), files.end());
-            for (const fs::path &path : files) {
-                if (path.extension() != ".json") continue;
-                if (!find_op(path.stem().string())) {
-                    std::cout << "gradtune: note: " << path.string() << ": no op " << path.stem().string()
-                              << " in this build (GRADTUNE_OP_FILTER or a misnamed file); skipped\n";
-                    continue;
-                }
-                RecordFile file = read_record_file(path.string());
-                if (file.target_class != from)
-                    throw std::runtime_error(path.string() + ": target_class " + file.target_class +
-                                             " in the folder of " + from);
-                for (const Record &r : file.records) {
-                    std::string why = target_of(o, r.device).empty() ? "no CUDA variants in this build"
-                                                                     : staleness(r, o.halide_version);
-                    if (!why.empty()) {
-                        std::cout << "gradtune: warning: skipping stale record " << path.string() << " ["
-                                  << to_string(r.device) << " " << r.structure.key() << " " << r.shape_key()
-                                  << "]: " << why << "\n";
-                        stale++;
-                        continue;
-                    }
-                    const std::string key =
-                        r.op + "|" + to_string(r.device) + "|" + r.structure.key() + "|" + r.shape_key();
-                    if (!covered.insert(key).second) continue;  // a nearer class has this shape
-                    Variant *v = nullptr;
-                    if (r.generic_wins) {
-                        // Served by the generic variant of its dtype, layout and device.
-                        Structure generic = r.structure;
-                        for (auto &entry : generic.fixed) entry.second = 0;
-                        auto it = by_name.find(variant_name(r.op, r.device, generic, {}));
-                        if (it == by_name.end())
-                            throw std::runtime_error(path.string() + ": no generic variant for " + r.structure.key());
-                        v = &variants[it->second];
-                    } else {
-                        v = &add(r.op, r.device, r.structure, r.knobs);
-                    }
-                    v->tuned_for.push_back(r);
-                    v->tuned_class.push_back(from);
-                    used[from]++;
-                }
-            }
-        }
+        std::map<std::string, int> used = add_records(o, klass, &set, &stale);
         std::cout << "gradtune: target class " << klass << ": " << used[klass] << " own record(s)";
         for (const auto &[from, count] : used)
             if (from != klass) std::cout << ", " << count << " transferred from " << from;
-        std::cout << ", " << defaults << " structure default(s), " << stale << " stale, " << variants.size()
+        std::cout << ", " << defaults << " structure default(s), " << stale << " stale, " << set.variants.size()
                   << " variants\n";
-
-        // CMake: one gradtune_add_variant() per variant.
-        std::ostringstream cmake;
-        cmake << "# Generated by gradtune-records at configure time. Do not edit.\n"
-              << "set(GRADTUNE_TARGET_CLASS " << klass << ")\n";
-        // Compiled for the --tuned-cpu-target targets only.
-        auto tuned_targets_only = [&](const Variant &v) {
-            return !o.tuned_cpu_targets.empty() && !v.every_cpu_target();
-        };
-        for (const Variant &v : variants) {
-            cmake << "gradtune_add_variant(" << v.name << " GENERATOR " << v.op << " DEVICE " << to_string(v.device)
-                  << (tuned_targets_only(v) ? " TUNED" : "") << "\n    PARAMS T=" << v.structure.dtype
-                  << " data_format=" << v.structure.data_format;
-            for (const auto &[name, value] : v.structure.fixed) cmake << " " << name << "=" << value;
-            cmake << "\n          ";
-            for (const auto &[name, value] : v.knobs) cmake << " " << name << "=" << value;
-            cmake << ")\n";
-        }
-        write_if_changed(o.cmake_out, cmake.str());
-
-        // C++: the runtime's variant table.
-        std::ostringstream table;
-        table << "// Generated by gradtune-records at configure time. Do not edit.\n"
-              << "#include \"variant_table.h\"\n\n#include \"HalideRuntime.h\"\n\n";
-        for (const Variant &v : variants) table << "#include \"" << v.name << ".h\"\n";
-        table << "\nnamespace gradtune::internal {\n\n"
-              << "const char *target_class() { return " << c_string(klass) << "; }\n\n"
-              << "const std::vector<Kernel> &kernels() {\n    static const std::vector<Kernel> table = {\n";
-        for (const Variant &v : variants) {
-            table << "        {" << c_string(v.op) << ", " << c_string(v.name) << ", Device::" << to_string(v.device)
-                  << ", " << c_string(v.structure.dtype) << ", " << c_string(v.structure.data_format) << ",\n         {";
-            bool first = true;
-            for (const auto &[name, value] : v.structure.fixed) {
-                table << (first ? "" : ", ") << "{" << c_string(name) << ", " << value << "}";
-                first = false;
-            }
-            table << "},\n         " << c_string(knobs_text(v.knobs)) << ", " << (v.structure_default ? "true" : "false")
-                  << ", reinterpret_cast<KernelFunction>(&" << v.name << "), "
-                  << (tuned_targets_only(v) ? "true" : "false") << "},\n";
-        }
-        table << "    };\n    return table;\n}\n\n"
-              << "const std::vector<std::vector<int>> &tuned_cpu_target_features() {\n"
-              << "    static const std::vector<std::vector<int>> table = {\n";
-        for (const std::string &target : o.tuned_cpu_targets) {
-            table << "        {";
-            bool first = true;
-            for (const std::string &f : target_features(target)) {
-                table << (first ? "" : ", ") << "halide_target_feature_" << f;
-                first = false;
-            }
-            table << "},\n";
-        }
-        table << "    };\n    return table;\n}\n\n"
-              << "const std::vector<TunedShape> &tuned_shapes() {\n    static const std::vector<TunedShape> table = {\n";
-        for (size_t i = 0; i < variants.size(); i++) {
-            for (size_t t = 0; t < variants[i].tuned_for.size(); t++) {
-                const Record &r = variants[i].tuned_for[t];
-                table << "        {" << i << ", " << c_string(variants[i].tuned_class[t]) << ", {";
-                bool first_param = true;
-                for (const auto &[name, value] : r.structure.fixed) {
-                    table << (first_param ? "" : ", ") << "{" << c_string(name) << ", " << value << "}";
-                    first_param = false;
-                }
-                table << "}, " << c_string(r.padding) << ", {";
-                bool first = true;
-                for (const auto &[name, value] : r.shape) {
-                    table << (first ? "" : ", ") << "{" << c_string(name) << ", " << value << "}";
-                    first = false;
-                }
-                table << "}, " << r.median_ms << ", " << r.generic_median_ms << "},\n";
-            }
-        }
-        table << "    };\n    return table;\n}\n\n}  // namespace gradtune::internal\n";
-        write_if_changed(o.table_out, table.str());
+        write_if_changed(o.cmake_out, cmake_text(o, klass, set.variants));
+        write_if_changed(o.table_out, table_text(o, klass, set.variants));
         return 0;
     } catch (const std::exception &e) {
         std::cerr << "gradtune: error: " << e.what() << "\n";

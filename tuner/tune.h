@@ -1,4 +1,4 @@
-// `gradtune tune` and its measuring child process `gradtune measure`.
+// `gradtune tune`.
 #pragma once
 
 #include <string>
@@ -36,10 +36,6 @@ struct TuneOptions {
 };
 
 int tune(const TuneOptions &options);
-
-// Child process: measures the candidates of a batch file on its shapes
-// against the generic variant, printing one JSON line per result.
-int measure_batch(const std::string &batch_path);
 
 // Everything one error message: the log file a tune run uses by default.
 std::string default_log_path();
