@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gradtune/gradtune.h"
+#include "measure.h"  // tooling::tolerance
 
 namespace gradtune::testing {
 
@@ -66,16 +67,7 @@ inline double normwise_error(const std::vector<double> &got, const std::vector<d
     return diff / scale;
 }
 
-// Normwise tolerances of the issues: f32 1e-5, f64 1e-12, f16 1e-3, bf16 1e-2.
-inline double tolerance(DataType dtype) {
-    switch (dtype) {
-    case DataType::kDouble: return 1e-12;
-    case DataType::kFloat: return 1e-5;
-    case DataType::kHalf: return 1e-3;
-    case DataType::kBFloat16: return 1e-2;
-    default: return 0;
-    }
-}
+using tooling::tolerance;  // the issues' normwise tolerances (tuner/measure.h)
 
 inline DataType dtype_of(const std::string &name) { return *DataTypeFromString(name); }
 

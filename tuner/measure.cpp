@@ -92,4 +92,14 @@ std::vector<Timing> time_interleaved(const std::vector<SelfTimed> &participants,
     return timing;
 }
 
+double tolerance(DataType dtype) {
+    switch (dtype) {
+    case DataType::kDouble: return 1e-12;
+    case DataType::kFloat: return 1e-5;
+    case DataType::kHalf: return 1e-3;
+    case DataType::kBFloat16: return 1e-2;
+    default: return 0;
+    }
+}
+
 }  // namespace gradtune::tooling

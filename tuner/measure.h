@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gradtune/status.h"
+#include "gradtune/tensor.h"
 
 namespace gradtune::tooling {
 
@@ -50,5 +51,10 @@ double spread_pct(std::vector<double> v);
 
 // Halide's worker thread count now (the runtime's default is the number of cores).
 int halide_threads();
+
+// The normwise tolerance of a dtype (the issues': f64 1e-12, f32 1e-5, f16
+// 1e-3, bf16 1e-2; 0 for integers): the tests', the tuner's and the CUDA
+// check's one definition.
+double tolerance(DataType dtype);
 
 }  // namespace gradtune::tooling

@@ -65,16 +65,6 @@ std::string ratio_text(double ratio) {
 }
 
 // Normwise comparison of two outputs (as the tests do), tolerance per dtype.
-double tolerance(DataType dtype) {
-    switch (dtype) {
-    case DataType::kDouble: return 1e-12;
-    case DataType::kFloat: return 1e-5;
-    case DataType::kHalf: return 1e-3;
-    case DataType::kBFloat16: return 1e-2;
-    default: return 0;
-    }
-}
-
 std::string compare_outputs(const std::vector<Tensor> &got, const std::vector<Tensor> &want) {
     if (got.size() != want.size()) return "a different number of outputs";
     for (size_t o = 0; o < got.size(); o++) {

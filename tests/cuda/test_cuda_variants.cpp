@@ -10,6 +10,7 @@
 
 #include "call_json.h"
 #include "gradtune/gradtune.h"
+#include "measure.h"  // tooling::tolerance
 
 using namespace gradtune;
 using nlohmann::json;
@@ -23,16 +24,6 @@ double normwise(const Tensor &got, const Tensor &want) {
         scale = std::max(scale, std::fabs(want.load(i)));
     }
     return scale > 0 ? diff / scale : diff;
-}
-
-double tolerance(DataType dtype) {
-    switch (dtype) {
-    case DataType::kDouble: return 1e-12;
-    case DataType::kFloat: return 1e-5;
-    case DataType::kHalf: return 1e-3;
-    case DataType::kBFloat16: return 1e-2;
-    default: return 0;
-    }
 }
 
 }  // namespace
@@ -72,7 +63,7 @@ int main() {
                 ran++;
                 bool ok = cpu_status.ok() && gpu_status.ok() && want.size() == got.size();
                 for (size_t o = 0; ok && o < want.size(); o++)
-                    ok = want[o].shape() == got[o].shape() && normwise(got[o], want[o]) <= tolerance(want[o].dtype());
+                    ok = want[o].shape() == got[o].shape() && normwise(got[o], want[o]) <= tooling::tolerance(want[o].dtype());
                 if (!ok) {
                     failed++;
                     std::printf("FAIL %s on %s: cpu %s, cuda %s\n", v.name.c_str(), c.value("name", "?").c_str(),
