@@ -54,13 +54,13 @@ struct Row {
 // runtime's own journal code (a signature lookup and a count under a lock),
 // timed on the row's call signature into a scratch journal. Microseconds per
 // call, median of 5 rounds of 2000 counts.
-double journal_microseconds(const CallInfo &info, const DispatchInfo &served) {
+double journal_microseconds(const CallInfo &info) {
     const std::string path = "/tmp/gradtune-bench-journal-" + std::to_string(getpid()) + ".jsonl";
+    gradtune::internal::Selection selection;  // what dispatch chose for the row's call
+    if (!gradtune::internal::select_kernel(info, RunOptions{}, &selection).ok()) return 0;
     std::vector<double> rounds;
     {
         gradtune::internal::Journal journal(path);
-        const gradtune::internal::Selection selection{nullptr, served.variant,
-                                                       gradtune::internal::tier_from_string(served.tier), served.why};
         for (int round = 0; round < 5; round++) {
             const auto start = std::chrono::steady_clock::now();
             for (int i = 0; i < 2000; i++) journal.count(info, Device::cpu, selection, 1.0);
@@ -248,7 +248,7 @@ int main(int argc, char **argv) {
             row.tf_eigen = t[tf_first + 1];
         }
         std::cerr << " " << fixed(t[0].median_ms / t[1].median_ms, 2) << "x\n";
-        row.journal_us = journal_microseconds(info, row.served);
+        row.journal_us = journal_microseconds(info);
         rows.push_back(row);
     }
 

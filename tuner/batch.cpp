@@ -25,10 +25,6 @@ namespace {
 // just before its end) before it is killed.
 constexpr double kMeasureGraceS = 30;
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 }  // namespace
 
 std::string Group::label() const {

@@ -92,6 +92,10 @@ std::vector<Timing> time_interleaved(const std::vector<SelfTimed> &participants,
     return timing;
 }
 
+double seconds_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 double tolerance(DataType dtype) {
     switch (dtype) {
     case DataType::kDouble: return 1e-12;

@@ -4,6 +4,7 @@
 // the tuner and the benchmark driver alike; never while anything compiles.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <string>
 #include <vector>
@@ -51,6 +52,9 @@ double spread_pct(std::vector<double> v);
 
 // Halide's worker thread count now (the runtime's default is the number of cores).
 int halide_threads();
+
+// Seconds since `start` on the steady clock.
+double seconds_since(std::chrono::steady_clock::time_point start);
 
 // The normwise tolerance of a dtype (the issues': f64 1e-12, f32 1e-5, f16
 // 1e-3, bf16 1e-2; 0 for integers): the tests', the tuner's and the CUDA

@@ -54,10 +54,6 @@ void inject_fault(int candidate_call) {
     }
 }
 
-double milliseconds_since(std::chrono::steady_clock::time_point start) {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-}
-
 std::string ratio_text(double ratio) {
     char buffer[32];
     std::snprintf(buffer, sizeof buffer, "%.1fx", ratio);
@@ -161,7 +157,7 @@ Status reference_outputs(const json &shape, const OpCall &call, const RunOptions
     if (!reference->empty()) return Status::OK();
     const auto start = std::chrono::steady_clock::now();
     GRADTUNE_RETURN_IF_ERROR(RunOp(call, reference, generic));
-    *call_ms = milliseconds_since(start);
+    *call_ms = 1e3 * seconds_since(start);
     for (size_t o = 0; !prefix.empty() && o < reference->size(); o++) {
         if (!write_npy(path(o) + ".tmp", (*reference)[o]).ok()) break;  // a full disk: no cache, no harm
         std::filesystem::rename(path(o) + ".tmp", path(o));
@@ -233,7 +229,7 @@ int measure_shape(const json &shape, const std::vector<Loaded> &loaded, const Me
         for (Tensor &t : got) std::memset(t.data(), 0xff, t.num_elements() * DataTypeSize(t.dtype()));
         const auto call_start = std::chrono::steady_clock::now();
         const Status run = RunOp(m.call, &got, o);
-        const double call_ms = milliseconds_since(call_start);
+        const double call_ms = 1e3 * seconds_since(call_start);
         const std::string wrong = run.ok() ? compare_outputs(got, reference) : "";
         json result = {{"candidate", loaded[i].index}, {"shape_id", shape_id}};
         if (!run.ok() || !wrong.empty()) {

@@ -41,10 +41,6 @@ std::string default_log_path() {
 
 namespace {
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 std::string clock_text(double seconds) {
     char buffer[16];
     std::snprintf(buffer, sizeof buffer, "%d:%02d", static_cast<int>(seconds) / 60, static_cast<int>(seconds) % 60);

@@ -82,13 +82,6 @@ const char *to_string(Tier tier) {
     return "generic";
 }
 
-Tier tier_from_string(const std::string &name) {
-    for (Tier t : {Tier::exact, Tier::transferred, Tier::nearest, Tier::structure_default, Tier::forced,
-                   Tier::external})
-        if (name == to_string(t)) return t;
-    return Tier::generic;
-}
-
 bool fits(const Kernel &kernel, const CallInfo &call, Device device) {
     if (call.op != kernel.op || kernel.device != device || call.dtype != kernel.dtype ||
         call.data_format != kernel.data_format)

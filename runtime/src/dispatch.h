@@ -29,7 +29,6 @@ enum class Tier { exact, transferred, nearest, structure_default, generic, force
 // "exact", "transferred", "nearest", "default", "generic", "forced", "external":
 // the names DispatchInfo, GRADTUNE_VERBOSE and the shape journal use.
 const char *to_string(Tier tier);
-Tier tier_from_string(const std::string &name);  // an unknown name: generic
 
 struct Selection {
     KernelFunction function = nullptr;
