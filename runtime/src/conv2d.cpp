@@ -5,9 +5,8 @@
 #include "gradtune/conv2d.h"
 
 #include <cstring>
-#include <type_traits>
 
-#include "Conv2D_cpu_float32_NHWC_generic.h"  // generated: checks KernelSignature
+#include "Conv2D_cpu_float32_NHWC_generic.h"  // generated: the kernels' signature
 #include "dispatch.h"
 #include "halide_call.h"
 #include "op_entry.h"
@@ -23,13 +22,10 @@ using tf::Padding;
 
 constexpr const char *kOp = "Conv2D";
 
-// The Halide signature of every variant (generators/conv2d_generator.cpp).
-using KernelSignature = int (*)(const void *user_context, int32_t call_stride_height, int32_t call_stride_width,
-                                int32_t call_dilation_height, int32_t call_dilation_width, int32_t pad_top,
-                                int32_t pad_left, halide_buffer_t *input, halide_buffer_t *filter,
-                                halide_buffer_t *output);
-static_assert(std::is_same_v<decltype(&Conv2D_cpu_float32_NHWC_generic), KernelSignature>,
-              "KernelSignature must match the generator's Inputs and Outputs");
+// The Halide signature of every variant (generators/conv2d_generator.cpp),
+// as the generated header declares it: a call that does not match is a
+// compile error.
+using KernelSignature = decltype(&Conv2D_cpu_float32_NHWC_generic);
 
 struct Prepared {
     CallInfo info;
@@ -42,8 +38,32 @@ struct Prepared {
     Status launch_status;
 };
 
-Status Prepare(const ConstTensorRef &input, const ConstTensorRef &filter, const std::vector<int> &strides,
-               std::string_view padding_text, const Conv2D::Attrs &attrs, Prepared *p) {
+// The op's part of the shared front end (op_entry.h).
+struct Definition {
+    struct Args {
+        const ConstTensorRef &input, &filter;
+        const std::vector<int> &strides;
+        std::string_view padding;
+        const Conv2D::Attrs &attrs;
+    };
+    struct Values {
+        ConstTensorRef input, filter;
+        std::vector<int> strides;
+        std::string padding;
+        Conv2D::Attrs attrs;
+        Args args() const { return {input, filter, strides, padding, attrs}; }
+    };
+    using Prepared = gradtune::Prepared;
+    static constexpr const char *kShapeInput = "";
+    static OpSpec Spec();
+    static Status Unpack(const OpCall &call, const OpSpec &spec, Values *v);
+    static Status Prepare(const Args &args, Prepared *p);
+    static Status Refusal(const Prepared &p, const Args &args, int64_t output_elements, const RunOptions &options);
+    static Status Execute(const Prepared &p, const Args &args, const TensorRef &output, const RunOptions &options);
+};
+
+Status Definition::Prepare(const Args &args, Prepared *p) {
+    const auto &[input, filter, strides, padding_text, attrs] = args;
     GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("input", input));
     GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("filter", filter));
 
@@ -149,17 +169,15 @@ Status Prepare(const ConstTensorRef &input, const ConstTensorRef &filter, const 
     return Status::OK();
 }
 
-// What Execute refuses once a call is valid, from the output's element count
-// alone: the Compute that allocates the output asks first, so that an output
-// Execute would refuse is never allocated (and zero-filled) for nothing.
-Status Refusal(const Prepared &p, const ConstTensorRef &input, const ConstTensorRef &filter, int64_t output_elements) {
+Status Definition::Refusal(const Prepared &p, const Args &args, int64_t output_elements, const RunOptions &) {
+    const ConstTensorRef &input = args.input, &filter = args.filter;
     if (output_elements == 0 || p.empty_input) return Status::OK();
     GRADTUNE_RETURN_IF_ERROR(p.launch_status);
     return internal::check_int32_elements({output_elements, input.num_elements(), filter.num_elements()});
 }
 
-Status Execute(const Prepared &p, const ConstTensorRef &input, const ConstTensorRef &filter, const TensorRef &output,
-               const RunOptions &options) {
+Status Definition::Execute(const Prepared &p, const Args &args, const TensorRef &output, const RunOptions &options) {
+    const ConstTensorRef &input = args.input, &filter = args.filter;
     // Conv2DOp::Compute: nothing to compute; then an empty input, where the
     // output can only come from padding, is zero.
     if (output.num_elements() == 0) return Status::OK();
@@ -167,7 +185,7 @@ Status Execute(const Prepared &p, const ConstTensorRef &input, const ConstTensor
         std::memset(output.data, 0, static_cast<size_t>(output.num_elements()) * DataTypeSize(output.dtype));
         return Status::OK();
     }
-    GRADTUNE_RETURN_IF_ERROR(Refusal(p, input, filter, output.num_elements()));
+    GRADTUNE_RETURN_IF_ERROR(Refusal(p, args, output.num_elements(), options));
     internal::KernelCall call;
     GRADTUNE_RETURN_IF_ERROR(call.begin(p.info, options));
 
@@ -186,84 +204,40 @@ Status Execute(const Prepared &p, const ConstTensorRef &input, const ConstTensor
     return call.finish(result, output_buffer.get(), {input_buffer.get(), filter_buffer.get()});
 }
 
+OpSpec Definition::Spec() {
+    OpSpec spec;
+    spec.name = kOp;
+    // Not {"input", "filter"}: two string literals also match vector's
+    // iterator-pair constructor.
+    spec.inputs = std::vector<std::string>{"input", "filter"};
+    spec.input_types = {"T", "T"};
+    spec.outputs = {"output"};
+    spec.attrs = internal::ConvolutionAttrs(/*use_cudnn_on_gpu=*/true);
+    return spec;
+}
+
+Status Definition::Unpack(const OpCall &call, const OpSpec &spec, Values *v) {
+    using namespace internal;
+    GRADTUNE_RETURN_IF_ERROR(GetInputs(call, spec, {&v->input, &v->filter}));
+    return GetConvolutionAttrs(call, spec, &v->strides, &v->padding, &v->attrs);
+}
+
 }  // namespace
 
 Status Conv2D::Compute(const ConstTensorRef &input, const ConstTensorRef &filter, const std::vector<int> &strides,
                        std::string_view padding, const TensorRef &output, const Attrs &attrs,
                        const RunOptions &options) {
-    Prepared p;
-    GRADTUNE_RETURN_IF_ERROR(Prepare(input, filter, strides, padding, attrs, &p));
-    GRADTUNE_RETURN_IF_ERROR(tf::CheckCallerOutput(output, input.dtype, p.output_shape, ""));
-    return Execute(p, input, filter, output, options);
+    return internal::Compute<Definition>({input, filter, strides, padding, attrs}, output, options);
 }
 
 Status Conv2D::Compute(const ConstTensorRef &input, const ConstTensorRef &filter, const std::vector<int> &strides,
                        std::string_view padding, Tensor *output, const Attrs &attrs, const RunOptions &options) {
-    Prepared p;
-    GRADTUNE_RETURN_IF_ERROR(Prepare(input, filter, strides, padding, attrs, &p));
-    // TF's OOM first, then what Execute would refuse, before allocating.
-    GRADTUNE_RETURN_IF_ERROR(tf::CheckOutputFits(input.dtype, p.output_shape));
-    GRADTUNE_RETURN_IF_ERROR(Refusal(p, input, filter, NumElements(p.output_shape)));
-    Tensor result;
-    GRADTUNE_RETURN_IF_ERROR(tf::AllocateOutput(input.dtype, p.output_shape, &result));
-    GRADTUNE_RETURN_IF_ERROR(Execute(p, input, filter, result.ref(), options));
-    *output = std::move(result);
-    return Status::OK();
+    return internal::Compute<Definition>({input, filter, strides, padding, attrs}, output, options);
 }
 
 namespace internal {
 
-OpEntry conv2d_entry() {
-    OpEntry entry;
-    entry.spec.name = kOp;
-    // Not {"input", "filter"} in one aggregate initializer: two string
-    // literals also match vector's iterator-pair constructor there.
-    entry.spec.inputs = std::vector<std::string>{"input", "filter"};
-    entry.spec.input_types = {"T", "T"};
-    entry.spec.outputs = {"output"};
-    entry.spec.attrs = {{"strides", AttrKind::kIntList, true, std::vector<int64_t>{}},
-                   {"use_cudnn_on_gpu", AttrKind::kBool, false, true},
-                   {"padding", AttrKind::kString, true, std::string()},
-                   {"explicit_paddings", AttrKind::kIntList, false, std::vector<int64_t>{}},
-                   {"data_format", AttrKind::kString, false, std::string("NHWC")},
-                   {"dilations", AttrKind::kIntList, false, std::vector<int64_t>{1, 1, 1, 1}}};
-    // Reads the call's inputs and attrs into the typed API's arguments.
-    auto unpack = [spec = entry.spec](const OpCall &call, ConstTensorRef *input, ConstTensorRef *filter,
-                                      std::vector<int> *strides, std::string *padding,
-                                      Conv2D::Attrs *attrs) -> Status {
-        GRADTUNE_RETURN_IF_ERROR(GetInput(call, "input", input));
-        GRADTUNE_RETURN_IF_ERROR(GetInput(call, "filter", filter));
-        GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "strides", strides));
-        GRADTUNE_RETURN_IF_ERROR(GetBool(call, spec, "use_cudnn_on_gpu", &attrs->use_cudnn_on_gpu_));
-        GRADTUNE_RETURN_IF_ERROR(GetString(call, spec, "padding", padding));
-        GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "explicit_paddings", &attrs->explicit_paddings_));
-        GRADTUNE_RETURN_IF_ERROR(GetString(call, spec, "data_format", &attrs->data_format_));
-        GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "dilations", &attrs->dilations_));
-        return Status::OK();
-    };
-    entry.run = [unpack](const OpCall &call, const Outputs &outputs, const RunOptions &options) -> Status {
-        ConstTensorRef input, filter;
-        std::vector<int> strides;
-        std::string padding;
-        Conv2D::Attrs attrs;
-        GRADTUNE_RETURN_IF_ERROR(unpack(call, &input, &filter, &strides, &padding, &attrs));
-        return run_single_output(outputs, [&](auto output) {
-            return Conv2D::Compute(input, filter, strides, padding, output, attrs, options);
-        });
-    };
-    entry.describe = [unpack](const OpCall &call, CallInfo *info) -> Status {
-        ConstTensorRef input, filter;
-        std::vector<int> strides;
-        std::string padding;
-        Conv2D::Attrs attrs;
-        GRADTUNE_RETURN_IF_ERROR(unpack(call, &input, &filter, &strides, &padding, &attrs));
-        Prepared p;
-        GRADTUNE_RETURN_IF_ERROR(Prepare(input, filter, strides, padding, attrs, &p));
-        *info = p.info;
-        return Status::OK();
-    };
-    return entry;
-}
+OpEntry conv2d_entry() { return MakeEntry<Definition>(); }
 
 }  // namespace internal
 

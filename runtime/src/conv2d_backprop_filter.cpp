@@ -10,9 +10,8 @@
 
 #include <algorithm>
 #include <cstring>
-#include <type_traits>
 
-#include "Conv2DBackpropFilter_cpu_float32_NHWC_generic.h"  // generated: checks KernelSignature
+#include "Conv2DBackpropFilter_cpu_float32_NHWC_generic.h"  // generated: the kernels' signature
 #include "conv_backprop_shape.h"
 #include "dispatch.h"
 #include "halide_call.h"
@@ -30,13 +29,10 @@ using tf::Padding;
 constexpr const char *kOp = "Conv2DBackpropFilter";
 constexpr const char *kLabel = "Conv2DCustomBackpropFilter";  // TF's CPU kernel label (spec 1.5)
 
-// The Halide signature of every variant (generators/conv2d_backprop_filter_generator.cpp).
-using KernelSignature = int (*)(const void *user_context, int32_t call_stride_height, int32_t call_stride_width,
-                                int32_t call_dilation_height, int32_t call_dilation_width, int32_t call_groups,
-                                int32_t pad_top, int32_t pad_left, halide_buffer_t *input,
-                                halide_buffer_t *out_backprop, halide_buffer_t *output);
-static_assert(std::is_same_v<decltype(&Conv2DBackpropFilter_cpu_float32_NHWC_generic), KernelSignature>,
-              "KernelSignature must match the generator's Inputs and Outputs");
+// The Halide signature of every variant (generators/conv2d_backprop_filter_generator.cpp),
+// as the generated header declares it: a call that does not match is a
+// compile error.
+using KernelSignature = decltype(&Conv2DBackpropFilter_cpu_float32_NHWC_generic);
 
 struct Prepared {
     CallInfo info;
@@ -45,6 +41,30 @@ struct Prepared {
     int64_t stride_rows = 1, stride_cols = 1, dilation_rows = 1, dilation_cols = 1;
     int64_t groups = 1, pad_top = 0, pad_left = 0;
     bool zeros = false;  // nothing reaches the output: input or out_backprop is empty
+};
+
+// The op's part of the shared front end (op_entry.h).
+struct Definition {
+    struct Args {
+        const ConstTensorRef &input, &filter_sizes, &out_backprop;
+        const std::vector<int> &strides;
+        std::string_view padding;
+        const Conv2DBackpropFilter::Attrs &attrs;
+    };
+    struct Values {
+        ConstTensorRef input, filter_sizes, out_backprop;
+        std::vector<int> strides;
+        std::string padding;
+        Conv2DBackpropFilter::Attrs attrs;
+        Args args() const { return {input, filter_sizes, out_backprop, strides, padding, attrs}; }
+    };
+    using Prepared = gradtune::Prepared;
+    static constexpr const char *kShapeInput = "filter_sizes";
+    static OpSpec Spec();
+    static Status Unpack(const OpCall &call, const OpSpec &spec, Values *v);
+    static Status Prepare(const Args &args, Prepared *p);
+    static Status Refusal(const Prepared &p, const Args &args, int64_t output_elements, const RunOptions &options);
+    static Status Execute(const Prepared &p, const Args &args, const TensorRef &output, const RunOptions &options);
 };
 
 // Whether every index the kernel computes in one spatial dimension fits in
@@ -56,9 +76,8 @@ bool FitsKernelIndices(const tf::ConvBackpropSpatialDimension &d) {
     return reach < INT32_MAX && d.output_size * d.stride < INT32_MAX;
 }
 
-Status Prepare(const ConstTensorRef &input, const ConstTensorRef &filter_sizes, const ConstTensorRef &out_backprop,
-               const std::vector<int> &strides, std::string_view padding_text,
-               const Conv2DBackpropFilter::Attrs &attrs, Prepared *p) {
+Status Definition::Prepare(const Args &args, Prepared *p) {
+    const auto &[input, filter_sizes, out_backprop, strides, padding_text, attrs] = args;
     GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("input", input));
     GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("filter_sizes", filter_sizes));
     GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("out_backprop", out_backprop));
@@ -153,23 +172,20 @@ Status Prepare(const ConstTensorRef &input, const ConstTensorRef &filter_sizes, 
     return Status::OK();
 }
 
-// What Execute refuses once a call is valid, from the output's element count
-// alone: the Compute that allocates the output asks first, so that an output
-// Execute would refuse is never allocated (and zero-filled) for nothing.
-Status Refusal(const Prepared &p, const ConstTensorRef &out_backprop, const ConstTensorRef &input,
-               int64_t output_elements) {
+Status Definition::Refusal(const Prepared &p, const Args &args, int64_t output_elements, const RunOptions &) {
+    const ConstTensorRef &out_backprop = args.out_backprop, &input = args.input;
     if (output_elements == 0 || p.zeros) return Status::OK();
     return internal::check_int32_elements({output_elements, out_backprop.num_elements(), input.num_elements()});
 }
 
-Status Execute(const Prepared &p, const ConstTensorRef &input, const ConstTensorRef &out_backprop,
-               const TensorRef &output, const RunOptions &options) {
+Status Definition::Execute(const Prepared &p, const Args &args, const TensorRef &output, const RunOptions &options) {
+    const ConstTensorRef &input = args.input, &out_backprop = args.out_backprop;
     if (output.num_elements() == 0) return Status::OK();
     if (p.zeros) {
         std::memset(output.data, 0, static_cast<size_t>(output.num_elements()) * DataTypeSize(output.dtype));
         return Status::OK();
     }
-    GRADTUNE_RETURN_IF_ERROR(Refusal(p, out_backprop, input, output.num_elements()));
+    GRADTUNE_RETURN_IF_ERROR(Refusal(p, args, output.num_elements(), options));
     internal::KernelCall call;
     GRADTUNE_RETURN_IF_ERROR(call.begin(p.info, options));
 
@@ -189,89 +205,41 @@ Status Execute(const Prepared &p, const ConstTensorRef &input, const ConstTensor
     return call.finish(result, output_buffer.get(), {input_buffer.get(), out_backprop_buffer.get()});
 }
 
+OpSpec Definition::Spec() {
+    OpSpec spec;
+    spec.name = kOp;
+    spec.inputs = {"input", "filter_sizes", "out_backprop"};
+    spec.input_types = {"T", "int32", "T"};
+    spec.outputs = {"output"};
+    spec.attrs = internal::ConvolutionAttrs(/*use_cudnn_on_gpu=*/true);
+    return spec;
+}
+
+Status Definition::Unpack(const OpCall &call, const OpSpec &spec, Values *v) {
+    using namespace internal;
+    GRADTUNE_RETURN_IF_ERROR(GetInputs(call, spec, {&v->input, &v->filter_sizes, &v->out_backprop}));
+    return GetConvolutionAttrs(call, spec, &v->strides, &v->padding, &v->attrs);
+}
+
 }  // namespace
 
 Status Conv2DBackpropFilter::Compute(const ConstTensorRef &input, const ConstTensorRef &filter_sizes,
                                      const ConstTensorRef &out_backprop, const std::vector<int> &strides,
                                      std::string_view padding, const TensorRef &output, const Attrs &attrs,
                                      const RunOptions &options) {
-    Prepared p;
-    GRADTUNE_RETURN_IF_ERROR(Prepare(input, filter_sizes, out_backprop, strides, padding, attrs, &p));
-    GRADTUNE_RETURN_IF_ERROR(tf::CheckCallerOutput(output, input.dtype, p.filter_shape, "filter_sizes"));
-    return Execute(p, input, out_backprop, output, options);
+    return internal::Compute<Definition>({input, filter_sizes, out_backprop, strides, padding, attrs}, output, options);
 }
 
 Status Conv2DBackpropFilter::Compute(const ConstTensorRef &input, const ConstTensorRef &filter_sizes,
                                      const ConstTensorRef &out_backprop, const std::vector<int> &strides,
                                      std::string_view padding, Tensor *output, const Attrs &attrs,
                                      const RunOptions &options) {
-    Prepared p;
-    GRADTUNE_RETURN_IF_ERROR(Prepare(input, filter_sizes, out_backprop, strides, padding, attrs, &p));
-    // TF's OOM first, then what Execute would refuse, before allocating.
-    GRADTUNE_RETURN_IF_ERROR(tf::CheckOutputFits(input.dtype, p.filter_shape));
-    GRADTUNE_RETURN_IF_ERROR(Refusal(p, out_backprop, input, NumElements(p.filter_shape)));
-    Tensor result;
-    GRADTUNE_RETURN_IF_ERROR(tf::AllocateOutput(input.dtype, p.filter_shape, &result));
-    GRADTUNE_RETURN_IF_ERROR(Execute(p, input, out_backprop, result.ref(), options));
-    *output = std::move(result);
-    return Status::OK();
+    return internal::Compute<Definition>({input, filter_sizes, out_backprop, strides, padding, attrs}, output, options);
 }
 
 namespace internal {
 
-OpEntry conv2d_backprop_filter_entry() {
-    OpEntry entry;
-    entry.spec.name = kOp;
-    entry.spec.inputs = {"input", "filter_sizes", "out_backprop"};
-    entry.spec.input_types = {"T", "int32", "T"};
-    entry.spec.outputs = {"output"};
-    entry.spec.attrs = {
-        AttrSpec{"strides", AttrKind::kIntList, true, std::vector<int64_t>{}},
-        AttrSpec{"use_cudnn_on_gpu", AttrKind::kBool, false, true},
-        AttrSpec{"padding", AttrKind::kString, true, std::string()},
-        AttrSpec{"explicit_paddings", AttrKind::kIntList, false, std::vector<int64_t>{}},
-        AttrSpec{"data_format", AttrKind::kString, false, std::string("NHWC")},
-        AttrSpec{"dilations", AttrKind::kIntList, false, std::vector<int64_t>{1, 1, 1, 1}},
-    };
-    // Reads the call's inputs and attrs into the typed API's arguments.
-    auto unpack = [spec = entry.spec](const OpCall &call, ConstTensorRef *input, ConstTensorRef *filter_sizes,
-                                      ConstTensorRef *out_backprop, std::vector<int> *strides, std::string *padding,
-                                      Conv2DBackpropFilter::Attrs *attrs) -> Status {
-        GRADTUNE_RETURN_IF_ERROR(GetInput(call, "input", input));
-        GRADTUNE_RETURN_IF_ERROR(GetInput(call, "filter_sizes", filter_sizes));
-        GRADTUNE_RETURN_IF_ERROR(GetInput(call, "out_backprop", out_backprop));
-        GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "strides", strides));
-        GRADTUNE_RETURN_IF_ERROR(GetBool(call, spec, "use_cudnn_on_gpu", &attrs->use_cudnn_on_gpu_));
-        GRADTUNE_RETURN_IF_ERROR(GetString(call, spec, "padding", padding));
-        GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "explicit_paddings", &attrs->explicit_paddings_));
-        GRADTUNE_RETURN_IF_ERROR(GetString(call, spec, "data_format", &attrs->data_format_));
-        GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "dilations", &attrs->dilations_));
-        return Status::OK();
-    };
-    entry.run = [unpack](const OpCall &call, const Outputs &outputs, const RunOptions &options) -> Status {
-        ConstTensorRef input, filter_sizes, out_backprop;
-        std::vector<int> strides;
-        std::string padding;
-        Conv2DBackpropFilter::Attrs attrs;
-        GRADTUNE_RETURN_IF_ERROR(unpack(call, &input, &filter_sizes, &out_backprop, &strides, &padding, &attrs));
-        return run_single_output(outputs, [&](auto output) {
-            return Conv2DBackpropFilter::Compute(input, filter_sizes, out_backprop, strides, padding, output, attrs,
-                                                 options);
-        });
-    };
-    entry.describe = [unpack](const OpCall &call, CallInfo *info) -> Status {
-        ConstTensorRef input, filter_sizes, out_backprop;
-        std::vector<int> strides;
-        std::string padding;
-        Conv2DBackpropFilter::Attrs attrs;
-        GRADTUNE_RETURN_IF_ERROR(unpack(call, &input, &filter_sizes, &out_backprop, &strides, &padding, &attrs));
-        Prepared p;
-        GRADTUNE_RETURN_IF_ERROR(Prepare(input, filter_sizes, out_backprop, strides, padding, attrs, &p));
-        *info = p.info;
-        return Status::OK();
-    };
-    return entry;
-}
+OpEntry conv2d_backprop_filter_entry() { return MakeEntry<Definition>(); }
 
 }  // namespace internal
 

@@ -9,9 +9,8 @@
 #include "gradtune/conv2d_backprop_input.h"
 
 #include <cstring>
-#include <type_traits>
 
-#include "Conv2DBackpropInput_cpu_float32_NHWC_generic.h"  // generated: checks KernelSignature
+#include "Conv2DBackpropInput_cpu_float32_NHWC_generic.h"  // generated: the kernels' signature
 #include "conv_backprop_shape.h"
 #include "dispatch.h"
 #include "halide_call.h"
@@ -29,13 +28,10 @@ using tf::Padding;
 constexpr const char *kOp = "Conv2DBackpropInput";
 constexpr const char *kLabel = "Conv2DCustomBackpropInput";  // TF's CPU kernel label (spec 1.5)
 
-// The Halide signature of every variant (generators/conv2d_backprop_input_generator.cpp).
-using KernelSignature = int (*)(const void *user_context, int32_t call_stride_height, int32_t call_stride_width,
-                                int32_t call_dilation_height, int32_t call_dilation_width, int32_t call_groups,
-                                int32_t pad_top, int32_t pad_left, halide_buffer_t *filter,
-                                halide_buffer_t *out_backprop, halide_buffer_t *output);
-static_assert(std::is_same_v<decltype(&Conv2DBackpropInput_cpu_float32_NHWC_generic), KernelSignature>,
-              "KernelSignature must match the generator's Inputs and Outputs");
+// The Halide signature of every variant (generators/conv2d_backprop_input_generator.cpp),
+// as the generated header declares it: a call that does not match is a
+// compile error.
+using KernelSignature = decltype(&Conv2DBackpropInput_cpu_float32_NHWC_generic);
 
 struct Prepared {
     CallInfo info;
@@ -44,6 +40,30 @@ struct Prepared {
     int64_t stride_rows = 1, stride_cols = 1, dilation_rows = 1, dilation_cols = 1;
     int64_t groups = 1, pad_top = 0, pad_left = 0;
     bool zeros = false;  // nothing reaches the output: out_backprop or filter is empty
+};
+
+// The op's part of the shared front end (op_entry.h).
+struct Definition {
+    struct Args {
+        const ConstTensorRef &input_sizes, &filter, &out_backprop;
+        const std::vector<int> &strides;
+        std::string_view padding;
+        const Conv2DBackpropInput::Attrs &attrs;
+    };
+    struct Values {
+        ConstTensorRef input_sizes, filter, out_backprop;
+        std::vector<int> strides;
+        std::string padding;
+        Conv2DBackpropInput::Attrs attrs;
+        Args args() const { return {input_sizes, filter, out_backprop, strides, padding, attrs}; }
+    };
+    using Prepared = gradtune::Prepared;
+    static constexpr const char *kShapeInput = "input_sizes";
+    static OpSpec Spec();
+    static Status Unpack(const OpCall &call, const OpSpec &spec, Values *v);
+    static Status Prepare(const Args &args, Prepared *p);
+    static Status Refusal(const Prepared &p, const Args &args, int64_t output_elements, const RunOptions &options);
+    static Status Execute(const Prepared &p, const Args &args, const TensorRef &output, const RunOptions &options);
 };
 
 // Whether every index the kernel computes in one spatial dimension fits in
@@ -55,9 +75,8 @@ bool FitsKernelIndices(const tf::ConvBackpropSpatialDimension &d) {
     return reach < INT32_MAX && d.output_size * d.stride < INT32_MAX;
 }
 
-Status Prepare(const ConstTensorRef &input_sizes, const ConstTensorRef &filter, const ConstTensorRef &out_backprop,
-               const std::vector<int> &strides, std::string_view padding_text, const Conv2DBackpropInput::Attrs &attrs,
-               Prepared *p) {
+Status Definition::Prepare(const Args &args, Prepared *p) {
+    const auto &[input_sizes, filter, out_backprop, strides, padding_text, attrs] = args;
     GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("input_sizes", input_sizes));
     GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("filter", filter));
     GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("out_backprop", out_backprop));
@@ -143,23 +162,20 @@ Status Prepare(const ConstTensorRef &input_sizes, const ConstTensorRef &filter, 
     return Status::OK();
 }
 
-// What Execute refuses once a call is valid, from the output's element count
-// alone: the Compute that allocates the output asks first, so that an output
-// Execute would refuse is never allocated (and zero-filled) for nothing.
-Status Refusal(const Prepared &p, const ConstTensorRef &out_backprop, const ConstTensorRef &filter,
-               int64_t output_elements) {
+Status Definition::Refusal(const Prepared &p, const Args &args, int64_t output_elements, const RunOptions &) {
     if (output_elements == 0 || p.zeros) return Status::OK();
-    return internal::check_int32_elements({output_elements, out_backprop.num_elements(), filter.num_elements()});
+    return internal::check_int32_elements(
+        {output_elements, args.out_backprop.num_elements(), args.filter.num_elements()});
 }
 
-Status Execute(const Prepared &p, const ConstTensorRef &filter, const ConstTensorRef &out_backprop,
-               const TensorRef &output, const RunOptions &options) {
+Status Definition::Execute(const Prepared &p, const Args &args, const TensorRef &output, const RunOptions &options) {
     if (output.num_elements() == 0) return Status::OK();
     if (p.zeros) {
         std::memset(output.data, 0, static_cast<size_t>(output.num_elements()) * DataTypeSize(output.dtype));
         return Status::OK();
     }
-    GRADTUNE_RETURN_IF_ERROR(Refusal(p, out_backprop, filter, output.num_elements()));
+    GRADTUNE_RETURN_IF_ERROR(Refusal(p, args, output.num_elements(), options));
+    const ConstTensorRef &filter = args.filter, &out_backprop = args.out_backprop;
     internal::KernelCall call;
     GRADTUNE_RETURN_IF_ERROR(call.begin(p.info, options));
 
@@ -179,89 +195,41 @@ Status Execute(const Prepared &p, const ConstTensorRef &filter, const ConstTenso
     return call.finish(result, output_buffer.get(), {filter_buffer.get(), out_backprop_buffer.get()});
 }
 
+OpSpec Definition::Spec() {
+    OpSpec spec;
+    spec.name = kOp;
+    spec.inputs = {"input_sizes", "filter", "out_backprop"};
+    spec.input_types = {"int32", "T", "T"};
+    spec.outputs = {"output"};
+    spec.attrs = internal::ConvolutionAttrs(/*use_cudnn_on_gpu=*/true);
+    return spec;
+}
+
+Status Definition::Unpack(const OpCall &call, const OpSpec &spec, Values *v) {
+    using namespace internal;
+    GRADTUNE_RETURN_IF_ERROR(GetInputs(call, spec, {&v->input_sizes, &v->filter, &v->out_backprop}));
+    return GetConvolutionAttrs(call, spec, &v->strides, &v->padding, &v->attrs);
+}
+
 }  // namespace
 
 Status Conv2DBackpropInput::Compute(const ConstTensorRef &input_sizes, const ConstTensorRef &filter,
                                     const ConstTensorRef &out_backprop, const std::vector<int> &strides,
                                     std::string_view padding, const TensorRef &output, const Attrs &attrs,
                                     const RunOptions &options) {
-    Prepared p;
-    GRADTUNE_RETURN_IF_ERROR(Prepare(input_sizes, filter, out_backprop, strides, padding, attrs, &p));
-    GRADTUNE_RETURN_IF_ERROR(tf::CheckCallerOutput(output, filter.dtype, p.input_shape, "input_sizes"));
-    return Execute(p, filter, out_backprop, output, options);
+    return internal::Compute<Definition>({input_sizes, filter, out_backprop, strides, padding, attrs}, output, options);
 }
 
 Status Conv2DBackpropInput::Compute(const ConstTensorRef &input_sizes, const ConstTensorRef &filter,
                                     const ConstTensorRef &out_backprop, const std::vector<int> &strides,
                                     std::string_view padding, Tensor *output, const Attrs &attrs,
                                     const RunOptions &options) {
-    Prepared p;
-    GRADTUNE_RETURN_IF_ERROR(Prepare(input_sizes, filter, out_backprop, strides, padding, attrs, &p));
-    // TF's OOM first, then what Execute would refuse, before allocating.
-    GRADTUNE_RETURN_IF_ERROR(tf::CheckOutputFits(filter.dtype, p.input_shape));
-    GRADTUNE_RETURN_IF_ERROR(Refusal(p, out_backprop, filter, NumElements(p.input_shape)));
-    Tensor result;
-    GRADTUNE_RETURN_IF_ERROR(tf::AllocateOutput(filter.dtype, p.input_shape, &result));
-    GRADTUNE_RETURN_IF_ERROR(Execute(p, filter, out_backprop, result.ref(), options));
-    *output = std::move(result);
-    return Status::OK();
+    return internal::Compute<Definition>({input_sizes, filter, out_backprop, strides, padding, attrs}, output, options);
 }
 
 namespace internal {
 
-OpEntry conv2d_backprop_input_entry() {
-    OpEntry entry;
-    entry.spec.name = kOp;
-    entry.spec.inputs = {"input_sizes", "filter", "out_backprop"};
-    entry.spec.input_types = {"int32", "T", "T"};
-    entry.spec.outputs = {"output"};
-    entry.spec.attrs = {
-        AttrSpec{"strides", AttrKind::kIntList, true, std::vector<int64_t>{}},
-        AttrSpec{"use_cudnn_on_gpu", AttrKind::kBool, false, true},
-        AttrSpec{"padding", AttrKind::kString, true, std::string()},
-        AttrSpec{"explicit_paddings", AttrKind::kIntList, false, std::vector<int64_t>{}},
-        AttrSpec{"data_format", AttrKind::kString, false, std::string("NHWC")},
-        AttrSpec{"dilations", AttrKind::kIntList, false, std::vector<int64_t>{1, 1, 1, 1}},
-    };
-    // Reads the call's inputs and attrs into the typed API's arguments.
-    auto unpack = [spec = entry.spec](const OpCall &call, ConstTensorRef *input_sizes, ConstTensorRef *filter,
-                                      ConstTensorRef *out_backprop, std::vector<int> *strides, std::string *padding,
-                                      Conv2DBackpropInput::Attrs *attrs) -> Status {
-        GRADTUNE_RETURN_IF_ERROR(GetInput(call, "input_sizes", input_sizes));
-        GRADTUNE_RETURN_IF_ERROR(GetInput(call, "filter", filter));
-        GRADTUNE_RETURN_IF_ERROR(GetInput(call, "out_backprop", out_backprop));
-        GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "strides", strides));
-        GRADTUNE_RETURN_IF_ERROR(GetBool(call, spec, "use_cudnn_on_gpu", &attrs->use_cudnn_on_gpu_));
-        GRADTUNE_RETURN_IF_ERROR(GetString(call, spec, "padding", padding));
-        GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "explicit_paddings", &attrs->explicit_paddings_));
-        GRADTUNE_RETURN_IF_ERROR(GetString(call, spec, "data_format", &attrs->data_format_));
-        GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "dilations", &attrs->dilations_));
-        return Status::OK();
-    };
-    entry.run = [unpack](const OpCall &call, const Outputs &outputs, const RunOptions &options) -> Status {
-        ConstTensorRef input_sizes, filter, out_backprop;
-        std::vector<int> strides;
-        std::string padding;
-        Conv2DBackpropInput::Attrs attrs;
-        GRADTUNE_RETURN_IF_ERROR(unpack(call, &input_sizes, &filter, &out_backprop, &strides, &padding, &attrs));
-        return run_single_output(outputs, [&](auto output) {
-            return Conv2DBackpropInput::Compute(input_sizes, filter, out_backprop, strides, padding, output, attrs,
-                                                options);
-        });
-    };
-    entry.describe = [unpack](const OpCall &call, CallInfo *info) -> Status {
-        ConstTensorRef input_sizes, filter, out_backprop;
-        std::vector<int> strides;
-        std::string padding;
-        Conv2DBackpropInput::Attrs attrs;
-        GRADTUNE_RETURN_IF_ERROR(unpack(call, &input_sizes, &filter, &out_backprop, &strides, &padding, &attrs));
-        Prepared p;
-        GRADTUNE_RETURN_IF_ERROR(Prepare(input_sizes, filter, out_backprop, strides, padding, attrs, &p));
-        *info = p.info;
-        return Status::OK();
-    };
-    return entry;
-}
+OpEntry conv2d_backprop_input_entry() { return MakeEntry<Definition>(); }
 
 }  // namespace internal
 

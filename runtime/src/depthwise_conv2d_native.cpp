@@ -4,9 +4,8 @@
 
 #include <algorithm>
 #include <cstring>
-#include <type_traits>
 
-#include "DepthwiseConv2dNative_cpu_float32_NHWC_generic.h"  // generated: checks KernelSignature
+#include "DepthwiseConv2dNative_cpu_float32_NHWC_generic.h"  // generated: the kernels' signature
 #include "dispatch.h"
 #include "halide_call.h"
 #include "op_entry.h"
@@ -22,12 +21,10 @@ using tf::Padding;
 
 constexpr const char *kOp = "DepthwiseConv2dNative";
 
-// The Halide signature of every variant (generators/depthwise_conv2d_native_generator.cpp).
-using KernelSignature = int (*)(const void *user_context, int32_t call_stride, int32_t call_dilation_height,
-                                int32_t call_dilation_width, int32_t pad_top, int32_t pad_left,
-                                halide_buffer_t *input, halide_buffer_t *filter, halide_buffer_t *output);
-static_assert(std::is_same_v<decltype(&DepthwiseConv2dNative_cpu_float32_NHWC_generic), KernelSignature>,
-              "KernelSignature must match the generator's Inputs and Outputs");
+// The Halide signature of every variant (generators/depthwise_conv2d_native_generator.cpp),
+// as the generated header declares it: a call that does not match is a
+// compile error.
+using KernelSignature = decltype(&DepthwiseConv2dNative_cpu_float32_NHWC_generic);
 
 struct Prepared {
     CallInfo info;
@@ -35,6 +32,30 @@ struct Prepared {
     DataFormat format = DataFormat::kNHWC;
     int64_t stride = 1, dilation_rows = 1, dilation_cols = 1, pad_top = 0, pad_left = 0;
     bool zeros = false;  // nothing reaches the output: the input or the filter is empty
+};
+
+// The op's part of the shared front end (op_entry.h).
+struct Definition {
+    struct Args {
+        const ConstTensorRef &input, &filter;
+        const std::vector<int> &strides;
+        std::string_view padding;
+        const DepthwiseConv2dNative::Attrs &attrs;
+    };
+    struct Values {
+        ConstTensorRef input, filter;
+        std::vector<int> strides;
+        std::string padding;
+        DepthwiseConv2dNative::Attrs attrs;
+        Args args() const { return {input, filter, strides, padding, attrs}; }
+    };
+    using Prepared = gradtune::Prepared;
+    static constexpr const char *kShapeInput = "";
+    static OpSpec Spec();
+    static Status Unpack(const OpCall &call, const OpSpec &spec, Values *v);
+    static Status Prepare(const Args &args, Prepared *p);
+    static Status Refusal(const Prepared &p, const Args &args, int64_t output_elements, const RunOptions &options);
+    static Status Execute(const Prepared &p, const Args &args, const TensorRef &output, const RunOptions &options);
 };
 
 // TF prints the rejected dilations through an Eigen row vector: elements
@@ -52,8 +73,8 @@ std::string EigenRowString(const std::vector<int> &values) {
     return out + "]";
 }
 
-Status Prepare(const ConstTensorRef &input, const ConstTensorRef &filter, const std::vector<int> &strides,
-               std::string_view padding_text, const DepthwiseConv2dNative::Attrs &attrs, Prepared *p) {
+Status Definition::Prepare(const Args &args, Prepared *p) {
+    const auto &[input, filter, strides, padding_text, attrs] = args;
     GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("input", input));
     GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("filter", filter));
 
@@ -146,11 +167,8 @@ Status Prepare(const ConstTensorRef &input, const ConstTensorRef &filter, const 
     return Status::OK();
 }
 
-// What Execute refuses once a call is valid, from the output's element count
-// alone: the Compute that allocates the output asks first, so that an output
-// Execute would refuse is never allocated (and zero-filled) for nothing.
-Status Refusal(const Prepared &p, const ConstTensorRef &input, const ConstTensorRef &filter, int64_t output_elements,
-               const RunOptions &options) {
+Status Definition::Refusal(const Prepared &p, const Args &args, int64_t output_elements, const RunOptions &options) {
+    const ConstTensorRef &input = args.input, &filter = args.filter;
     // TF's GPU kernel indexes with int32 (checked before the empty return).
     if (options.device == Device::cuda && !tf::FitsInt32(output_elements))
         return InvalidArgument("Output elements too large for GPU kernel");
@@ -158,9 +176,9 @@ Status Refusal(const Prepared &p, const ConstTensorRef &input, const ConstTensor
     return internal::check_int32_elements({output_elements, input.num_elements(), filter.num_elements()});
 }
 
-Status Execute(const Prepared &p, const ConstTensorRef &input, const ConstTensorRef &filter, const TensorRef &output,
-               const RunOptions &options) {
-    GRADTUNE_RETURN_IF_ERROR(Refusal(p, input, filter, output.num_elements(), options));
+Status Definition::Execute(const Prepared &p, const Args &args, const TensorRef &output, const RunOptions &options) {
+    const ConstTensorRef &input = args.input, &filter = args.filter;
+    GRADTUNE_RETURN_IF_ERROR(Refusal(p, args, output.num_elements(), options));
     if (output.num_elements() == 0) return Status::OK();
     if (p.zeros) {
         // An empty input (only possible with explicit padding) or a filter
@@ -186,83 +204,41 @@ Status Execute(const Prepared &p, const ConstTensorRef &input, const ConstTensor
     return call.finish(result, output_buffer.get(), {input_buffer.get(), filter_buffer.get()});
 }
 
+OpSpec Definition::Spec() {
+    OpSpec spec;
+    spec.name = kOp;
+    // Not {"input", "filter"}: two string literals also match vector's
+    // iterator-pair constructor.
+    spec.inputs = std::vector<std::string>{"input", "filter"};
+    spec.input_types = {"T", "T"};
+    spec.outputs = {"output"};
+    spec.attrs = internal::ConvolutionAttrs(/*use_cudnn_on_gpu=*/false);
+    return spec;
+}
+
+Status Definition::Unpack(const OpCall &call, const OpSpec &spec, Values *v) {
+    using namespace internal;
+    GRADTUNE_RETURN_IF_ERROR(GetInputs(call, spec, {&v->input, &v->filter}));
+    return GetConvolutionAttrs(call, spec, &v->strides, &v->padding, &v->attrs);
+}
+
 }  // namespace
 
 Status DepthwiseConv2dNative::Compute(const ConstTensorRef &input, const ConstTensorRef &filter,
                                       const std::vector<int> &strides, std::string_view padding,
                                       const TensorRef &output, const Attrs &attrs, const RunOptions &options) {
-    Prepared p;
-    GRADTUNE_RETURN_IF_ERROR(Prepare(input, filter, strides, padding, attrs, &p));
-    GRADTUNE_RETURN_IF_ERROR(tf::CheckCallerOutput(output, input.dtype, p.output_shape, ""));
-    return Execute(p, input, filter, output, options);
+    return internal::Compute<Definition>({input, filter, strides, padding, attrs}, output, options);
 }
 
 Status DepthwiseConv2dNative::Compute(const ConstTensorRef &input, const ConstTensorRef &filter,
                                       const std::vector<int> &strides, std::string_view padding, Tensor *output,
                                       const Attrs &attrs, const RunOptions &options) {
-    Prepared p;
-    GRADTUNE_RETURN_IF_ERROR(Prepare(input, filter, strides, padding, attrs, &p));
-    // TF's OOM first, then what Execute would refuse, before allocating.
-    GRADTUNE_RETURN_IF_ERROR(tf::CheckOutputFits(input.dtype, p.output_shape));
-    GRADTUNE_RETURN_IF_ERROR(Refusal(p, input, filter, NumElements(p.output_shape), options));
-    Tensor result;
-    GRADTUNE_RETURN_IF_ERROR(tf::AllocateOutput(input.dtype, p.output_shape, &result));
-    GRADTUNE_RETURN_IF_ERROR(Execute(p, input, filter, result.ref(), options));
-    *output = std::move(result);
-    return Status::OK();
+    return internal::Compute<Definition>({input, filter, strides, padding, attrs}, output, options);
 }
 
 namespace internal {
 
-OpEntry depthwise_conv2d_native_entry() {
-    OpEntry entry;
-    entry.spec.name = kOp;
-    // Not {"input", "filter"} in one aggregate initializer: two string
-    // literals also match vector's iterator-pair constructor there.
-    entry.spec.inputs = std::vector<std::string>{"input", "filter"};
-    entry.spec.input_types = {"T", "T"};
-    entry.spec.outputs = {"output"};
-    entry.spec.attrs = {{"strides", AttrKind::kIntList, true, std::vector<int64_t>{}},
-                   {"padding", AttrKind::kString, true, std::string()},
-                   {"explicit_paddings", AttrKind::kIntList, false, std::vector<int64_t>{}},
-                   {"data_format", AttrKind::kString, false, std::string("NHWC")},
-                   {"dilations", AttrKind::kIntList, false, std::vector<int64_t>{1, 1, 1, 1}}};
-    // Reads the call's inputs and attrs into the typed API's arguments.
-    auto unpack = [spec = entry.spec](const OpCall &call, ConstTensorRef *input, ConstTensorRef *filter,
-                                      std::vector<int> *strides, std::string *padding,
-                                      DepthwiseConv2dNative::Attrs *attrs) -> Status {
-        GRADTUNE_RETURN_IF_ERROR(GetInput(call, "input", input));
-        GRADTUNE_RETURN_IF_ERROR(GetInput(call, "filter", filter));
-        GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "strides", strides));
-        GRADTUNE_RETURN_IF_ERROR(GetString(call, spec, "padding", padding));
-        GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "explicit_paddings", &attrs->explicit_paddings_));
-        GRADTUNE_RETURN_IF_ERROR(GetString(call, spec, "data_format", &attrs->data_format_));
-        GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "dilations", &attrs->dilations_));
-        return Status::OK();
-    };
-    entry.run = [unpack](const OpCall &call, const Outputs &outputs, const RunOptions &options) -> Status {
-        ConstTensorRef input, filter;
-        std::vector<int> strides;
-        std::string padding;
-        DepthwiseConv2dNative::Attrs attrs;
-        GRADTUNE_RETURN_IF_ERROR(unpack(call, &input, &filter, &strides, &padding, &attrs));
-        return run_single_output(outputs, [&](auto output) {
-            return DepthwiseConv2dNative::Compute(input, filter, strides, padding, output, attrs, options);
-        });
-    };
-    entry.describe = [unpack](const OpCall &call, CallInfo *info) -> Status {
-        ConstTensorRef input, filter;
-        std::vector<int> strides;
-        std::string padding;
-        DepthwiseConv2dNative::Attrs attrs;
-        GRADTUNE_RETURN_IF_ERROR(unpack(call, &input, &filter, &strides, &padding, &attrs));
-        Prepared p;
-        GRADTUNE_RETURN_IF_ERROR(Prepare(input, filter, strides, padding, attrs, &p));
-        *info = p.info;
-        return Status::OK();
-    };
-    return entry;
-}
+OpEntry depthwise_conv2d_native_entry() { return MakeEntry<Definition>(); }
 
 }  // namespace internal
 

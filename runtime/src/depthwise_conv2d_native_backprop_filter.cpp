@@ -3,9 +3,8 @@
 #include "gradtune/depthwise_conv2d_native_backprop_filter.h"
 
 #include <cstring>
-#include <type_traits>
 
-#include "DepthwiseConv2dNativeBackpropFilter_cpu_float32_NHWC_generic.h"  // generated: checks KernelSignature
+#include "DepthwiseConv2dNativeBackpropFilter_cpu_float32_NHWC_generic.h"  // generated: the kernels' signature
 #include "dispatch.h"
 #include "halide_call.h"
 #include "op_entry.h"
@@ -22,12 +21,10 @@ using tf::Padding;
 constexpr const char *kOp = "DepthwiseConv2dNativeBackpropFilter";
 constexpr const char *kLabel = "DepthwiseConv2DBackpropFilter";  // TF's label (capital D in 2D)
 
-// The Halide signature of every variant (generators/depthwise_conv2d_native_backprop_filter_generator.cpp).
-using KernelSignature = int (*)(const void *user_context, int32_t call_stride, int32_t call_dilation_height,
-                                int32_t call_dilation_width, int32_t pad_top, int32_t pad_left,
-                                halide_buffer_t *input, halide_buffer_t *out_backprop, halide_buffer_t *output);
-static_assert(std::is_same_v<decltype(&DepthwiseConv2dNativeBackpropFilter_cpu_float32_NHWC_generic), KernelSignature>,
-              "KernelSignature must match the generator's Inputs and Outputs");
+// The Halide signature of every variant (generators/depthwise_conv2d_native_backprop_filter_generator.cpp),
+// as the generated header declares it: a call that does not match is a
+// compile error.
+using KernelSignature = decltype(&DepthwiseConv2dNativeBackpropFilter_cpu_float32_NHWC_generic);
 
 struct Prepared {
     CallInfo info;
@@ -37,9 +34,32 @@ struct Prepared {
     bool zeros = false;  // nothing reaches the output: out_backprop or input is empty
 };
 
-Status Prepare(const ConstTensorRef &input, const ConstTensorRef &filter_sizes, const ConstTensorRef &out_backprop,
-               const std::vector<int> &strides, std::string_view padding_text,
-               const DepthwiseConv2dNativeBackpropFilter::Attrs &attrs, Prepared *p) {
+// The op's part of the shared front end (op_entry.h).
+struct Definition {
+    struct Args {
+        const ConstTensorRef &input, &filter_sizes, &out_backprop;
+        const std::vector<int> &strides;
+        std::string_view padding;
+        const DepthwiseConv2dNativeBackpropFilter::Attrs &attrs;
+    };
+    struct Values {
+        ConstTensorRef input, filter_sizes, out_backprop;
+        std::vector<int> strides;
+        std::string padding;
+        DepthwiseConv2dNativeBackpropFilter::Attrs attrs;
+        Args args() const { return {input, filter_sizes, out_backprop, strides, padding, attrs}; }
+    };
+    using Prepared = gradtune::Prepared;
+    static constexpr const char *kShapeInput = "filter_sizes";
+    static OpSpec Spec();
+    static Status Unpack(const OpCall &call, const OpSpec &spec, Values *v);
+    static Status Prepare(const Args &args, Prepared *p);
+    static Status Refusal(const Prepared &p, const Args &args, int64_t output_elements, const RunOptions &options);
+    static Status Execute(const Prepared &p, const Args &args, const TensorRef &output, const RunOptions &options);
+};
+
+Status Definition::Prepare(const Args &args, Prepared *p) {
+    const auto &[input, filter_sizes, out_backprop, strides, padding_text, attrs] = args;
     GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("input", input));
     GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("filter_sizes", filter_sizes));
     GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("out_backprop", out_backprop));
@@ -148,23 +168,20 @@ Status Prepare(const ConstTensorRef &input, const ConstTensorRef &filter_sizes, 
     return Status::OK();
 }
 
-// What Execute refuses once a call is valid, from the output's element count
-// alone: the Compute that allocates the output asks first, so that an output
-// Execute would refuse is never allocated (and zero-filled) for nothing.
-Status Refusal(const Prepared &p, const ConstTensorRef &out_backprop, const ConstTensorRef &input,
-               int64_t output_elements) {
+Status Definition::Refusal(const Prepared &p, const Args &args, int64_t output_elements, const RunOptions &) {
+    const ConstTensorRef &out_backprop = args.out_backprop, &input = args.input;
     if (output_elements == 0 || p.zeros) return Status::OK();
     return internal::check_int32_elements({output_elements, out_backprop.num_elements(), input.num_elements()});
 }
 
-Status Execute(const Prepared &p, const ConstTensorRef &input, const ConstTensorRef &out_backprop,
-               const TensorRef &output, const RunOptions &options) {
+Status Definition::Execute(const Prepared &p, const Args &args, const TensorRef &output, const RunOptions &options) {
+    const ConstTensorRef &input = args.input, &out_backprop = args.out_backprop;
     if (output.num_elements() == 0) return Status::OK();
     if (p.zeros) {
         std::memset(output.data, 0, static_cast<size_t>(output.num_elements()) * DataTypeSize(output.dtype));
         return Status::OK();
     }
-    GRADTUNE_RETURN_IF_ERROR(Refusal(p, out_backprop, input, output.num_elements()));
+    GRADTUNE_RETURN_IF_ERROR(Refusal(p, args, output.num_elements(), options));
     internal::KernelCall call;
     GRADTUNE_RETURN_IF_ERROR(call.begin(p.info, options));
 
@@ -183,6 +200,22 @@ Status Execute(const Prepared &p, const ConstTensorRef &input, const ConstTensor
     return call.finish(result, output_buffer.get(), {input_buffer.get(), out_backprop_buffer.get()});
 }
 
+OpSpec Definition::Spec() {
+    OpSpec spec;
+    spec.name = kOp;
+    spec.inputs = {"input", "filter_sizes", "out_backprop"};
+    spec.input_types = {"T", "int32", "T"};
+    spec.outputs = {"output"};
+    spec.attrs = internal::ConvolutionAttrs(/*use_cudnn_on_gpu=*/false);
+    return spec;
+}
+
+Status Definition::Unpack(const OpCall &call, const OpSpec &spec, Values *v) {
+    using namespace internal;
+    GRADTUNE_RETURN_IF_ERROR(GetInputs(call, spec, {&v->input, &v->filter_sizes, &v->out_backprop}));
+    return GetConvolutionAttrs(call, spec, &v->strides, &v->padding, &v->attrs);
+}
+
 }  // namespace
 
 Status DepthwiseConv2dNativeBackpropFilter::Compute(const ConstTensorRef &input, const ConstTensorRef &filter_sizes,
@@ -190,79 +223,19 @@ Status DepthwiseConv2dNativeBackpropFilter::Compute(const ConstTensorRef &input,
                                                     const std::vector<int> &strides, std::string_view padding,
                                                     const TensorRef &output, const Attrs &attrs,
                                                     const RunOptions &options) {
-    Prepared p;
-    GRADTUNE_RETURN_IF_ERROR(Prepare(input, filter_sizes, out_backprop, strides, padding, attrs, &p));
-    GRADTUNE_RETURN_IF_ERROR(tf::CheckCallerOutput(output, input.dtype, p.filter_shape, "filter_sizes"));
-    return Execute(p, input, out_backprop, output, options);
+    return internal::Compute<Definition>({input, filter_sizes, out_backprop, strides, padding, attrs}, output, options);
 }
 
 Status DepthwiseConv2dNativeBackpropFilter::Compute(const ConstTensorRef &input, const ConstTensorRef &filter_sizes,
                                                     const ConstTensorRef &out_backprop,
                                                     const std::vector<int> &strides, std::string_view padding,
                                                     Tensor *output, const Attrs &attrs, const RunOptions &options) {
-    Prepared p;
-    GRADTUNE_RETURN_IF_ERROR(Prepare(input, filter_sizes, out_backprop, strides, padding, attrs, &p));
-    // TF's OOM first, then what Execute would refuse, before allocating.
-    GRADTUNE_RETURN_IF_ERROR(tf::CheckOutputFits(input.dtype, p.filter_shape));
-    GRADTUNE_RETURN_IF_ERROR(Refusal(p, out_backprop, input, NumElements(p.filter_shape)));
-    Tensor result;
-    GRADTUNE_RETURN_IF_ERROR(tf::AllocateOutput(input.dtype, p.filter_shape, &result));
-    GRADTUNE_RETURN_IF_ERROR(Execute(p, input, out_backprop, result.ref(), options));
-    *output = std::move(result);
-    return Status::OK();
+    return internal::Compute<Definition>({input, filter_sizes, out_backprop, strides, padding, attrs}, output, options);
 }
 
 namespace internal {
 
-OpEntry depthwise_conv2d_native_backprop_filter_entry() {
-    OpEntry entry;
-    entry.spec = {kOp,
-                  {"input", "filter_sizes", "out_backprop"},
-                  {"T", "int32", "T"},
-                  {"output"},
-                  {{"strides", AttrKind::kIntList, true, std::vector<int64_t>{}},
-                   {"padding", AttrKind::kString, true, std::string()},
-                   {"explicit_paddings", AttrKind::kIntList, false, std::vector<int64_t>{}},
-                   {"data_format", AttrKind::kString, false, std::string("NHWC")},
-                   {"dilations", AttrKind::kIntList, false, std::vector<int64_t>{1, 1, 1, 1}}}};
-    // Reads the call's inputs and attrs into the typed API's arguments.
-    auto unpack = [spec = entry.spec](const OpCall &call, ConstTensorRef *input, ConstTensorRef *filter_sizes,
-                                      ConstTensorRef *out_backprop, std::vector<int> *strides, std::string *padding,
-                                      DepthwiseConv2dNativeBackpropFilter::Attrs *attrs) -> Status {
-        GRADTUNE_RETURN_IF_ERROR(GetInput(call, "input", input));
-        GRADTUNE_RETURN_IF_ERROR(GetInput(call, "filter_sizes", filter_sizes));
-        GRADTUNE_RETURN_IF_ERROR(GetInput(call, "out_backprop", out_backprop));
-        GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "strides", strides));
-        GRADTUNE_RETURN_IF_ERROR(GetString(call, spec, "padding", padding));
-        GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "explicit_paddings", &attrs->explicit_paddings_));
-        GRADTUNE_RETURN_IF_ERROR(GetString(call, spec, "data_format", &attrs->data_format_));
-        GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "dilations", &attrs->dilations_));
-        return Status::OK();
-    };
-    entry.run = [unpack](const OpCall &call, const Outputs &outputs, const RunOptions &options) -> Status {
-        ConstTensorRef input, filter_sizes, out_backprop;
-        std::vector<int> strides;
-        std::string padding;
-        DepthwiseConv2dNativeBackpropFilter::Attrs attrs;
-        GRADTUNE_RETURN_IF_ERROR(unpack(call, &input, &filter_sizes, &out_backprop, &strides, &padding, &attrs));
-        return run_single_output(outputs, [&](auto output) {
-            return DepthwiseConv2dNativeBackpropFilter::Compute(input, filter_sizes, out_backprop, strides, padding,
-                                                                output, attrs, options);
-        });
-    };
-    entry.describe = [unpack](const OpCall &call, CallInfo *info) -> Status {
-        ConstTensorRef input, filter_sizes, out_backprop;
-        std::vector<int> strides;
-        std::string padding;
-        DepthwiseConv2dNativeBackpropFilter::Attrs attrs;
-        GRADTUNE_RETURN_IF_ERROR(unpack(call, &input, &filter_sizes, &out_backprop, &strides, &padding, &attrs));
-        Prepared p;
-        GRADTUNE_RETURN_IF_ERROR(Prepare(input, filter_sizes, out_backprop, strides, padding, attrs, &p));
-        *info = p.info;
-        return Status::OK();
-    };
-    return entry;
-}
+OpEntry depthwise_conv2d_native_backprop_filter_entry() { return MakeEntry<Definition>(); }
 
 }  // namespace internal
 

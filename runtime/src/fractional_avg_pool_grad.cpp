@@ -6,9 +6,8 @@
 #include <algorithm>
 #include <cstring>
 #include <sstream>
-#include <type_traits>
 
-#include "FractionalAvgPoolGrad_cpu_float32_NHWC_generic.h"  // generated: checks KernelSignature
+#include "FractionalAvgPoolGrad_cpu_float32_NHWC_generic.h"  // generated: the kernels' signature
 #include "dispatch.h"
 #include "halide_call.h"
 #include "op_entry.h"
@@ -22,13 +21,10 @@ using internal::HalideBuffer;
 
 constexpr const char *kOp = "FractionalAvgPoolGrad";
 
-// The Halide signature of every variant (generators/fractional_avg_pool_grad_generator.cpp).
-using KernelSignature = int (*)(const void *user_context, int32_t call_overlapping, int32_t max_row_cells,
-                                int32_t max_col_cells, int32_t ranges_exact, halide_buffer_t *row_pooling_sequence,
-                                halide_buffer_t *col_pooling_sequence, halide_buffer_t *row_cells,
-                                halide_buffer_t *col_cells, halide_buffer_t *out_backprop, halide_buffer_t *output);
-static_assert(std::is_same_v<decltype(&FractionalAvgPoolGrad_cpu_float32_NHWC_generic), KernelSignature>,
-              "KernelSignature must match the generator's Inputs and Outputs");
+// The Halide signature of every variant (generators/fractional_avg_pool_grad_generator.cpp),
+// as the generated header declares it: a call that does not match is a
+// compile error.
+using KernelSignature = decltype(&FractionalAvgPoolGrad_cpu_float32_NHWC_generic);
 
 // A dense 1-D or 2-D halide_buffer_t over host memory (sequences and cell
 // tables; the 4-D tensors use HalideBuffer).
@@ -96,9 +92,28 @@ struct Prepared {
     Axis rows, cols;
 };
 
-Status Prepare(const ConstTensorRef &orig_input_tensor_shape, const ConstTensorRef &out_backprop,
-               const ConstTensorRef &row_pooling_sequence, const ConstTensorRef &col_pooling_sequence,
-               const FractionalAvgPoolGrad::Attrs &attrs, Prepared *p) {
+// The op's part of the shared front end (op_entry.h).
+struct Definition {
+    struct Args {
+        const ConstTensorRef &orig_input_tensor_shape, &out_backprop, &row_pooling_sequence, &col_pooling_sequence;
+        const FractionalAvgPoolGrad::Attrs &attrs;
+    };
+    struct Values {
+        ConstTensorRef orig_input_tensor_shape, out_backprop, row_pooling_sequence, col_pooling_sequence;
+        FractionalAvgPoolGrad::Attrs attrs;
+        Args args() const { return {orig_input_tensor_shape, out_backprop, row_pooling_sequence, col_pooling_sequence, attrs}; }
+    };
+    using Prepared = gradtune::Prepared;
+    static constexpr const char *kShapeInput = "orig_input_tensor_shape";
+    static OpSpec Spec();
+    static Status Unpack(const OpCall &call, const OpSpec &spec, Values *v);
+    static Status Prepare(const Args &args, Prepared *p);
+    static Status Refusal(const Prepared &p, const Args &args, int64_t output_elements, const RunOptions &options);
+    static Status Execute(const Prepared &p, const Args &args, const TensorRef &output, const RunOptions &options);
+};
+
+Status Definition::Prepare(const Args &args, Prepared *p) {
+    const auto &[orig_input_tensor_shape, out_backprop, row_pooling_sequence, col_pooling_sequence, attrs] = args;
     GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("orig_input_tensor_shape", orig_input_tensor_shape));
     GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("out_backprop", out_backprop));
     GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("row_pooling_sequence", row_pooling_sequence));
@@ -212,17 +227,15 @@ CellRanges cell_ranges(const Axis &axis) {
     return ranges;
 }
 
-// What Execute refuses once a call is valid: the Compute that allocates the
-// output asks first, so that a refused output is never allocated. Halide
-// buffers index with int32 (the sequences pass cells + 1 values).
-Status Refusal(const Prepared &p, const ConstTensorRef &out_backprop, int64_t output_elements) {
+Status Definition::Refusal(const Prepared &p, const Args &args, int64_t output_elements, const RunOptions &) {
+    const ConstTensorRef &out_backprop = args.out_backprop;
     return internal::check_int32_elements(
         {output_elements, out_backprop.num_elements(), p.rows.cells + 1, p.cols.cells + 1});
 }
 
-Status Execute(const Prepared &p, const ConstTensorRef &out_backprop, const TensorRef &output,
-               const RunOptions &options) {
-    GRADTUNE_RETURN_IF_ERROR(Refusal(p, out_backprop, output.num_elements()));
+Status Definition::Execute(const Prepared &p, const Args &args, const TensorRef &output, const RunOptions &options) {
+    const ConstTensorRef &out_backprop = args.out_backprop;
+    GRADTUNE_RETURN_IF_ERROR(Refusal(p, args, output.num_elements(), options));
     internal::KernelCall call;
     GRADTUNE_RETURN_IF_ERROR(call.begin(p.info, options));
 
@@ -271,71 +284,42 @@ Status Execute(const Prepared &p, const ConstTensorRef &out_backprop, const Tens
     return Status::OK();
 }
 
+OpSpec Definition::Spec() {
+    OpSpec spec;
+    spec.name = kOp;
+    spec.inputs = {"orig_input_tensor_shape", "out_backprop", "row_pooling_sequence", "col_pooling_sequence"};
+    spec.input_types = {"int64", "T", "int64", "int64"};
+    spec.outputs = {"output"};
+    spec.attrs = {AttrSpec{"overlapping", AttrKind::kBool, false, false}};
+    return spec;
+}
+
+Status Definition::Unpack(const OpCall &call, const OpSpec &spec, Values *v) {
+    using namespace internal;
+    GRADTUNE_RETURN_IF_ERROR(GetInputs(
+        call, spec, {&v->orig_input_tensor_shape, &v->out_backprop, &v->row_pooling_sequence, &v->col_pooling_sequence}));
+    return GetBool(call, spec, "overlapping", &v->attrs.overlapping_);
+}
+
 }  // namespace
 
 Status FractionalAvgPoolGrad::Compute(const ConstTensorRef &orig_input_tensor_shape, const ConstTensorRef &out_backprop,
                                       const ConstTensorRef &row_pooling_sequence,
                                       const ConstTensorRef &col_pooling_sequence, const TensorRef &output,
                                       const Attrs &attrs, const RunOptions &options) {
-    Prepared p;
-    GRADTUNE_RETURN_IF_ERROR(
-        Prepare(orig_input_tensor_shape, out_backprop, row_pooling_sequence, col_pooling_sequence, attrs, &p));
-    GRADTUNE_RETURN_IF_ERROR(
-        tf::CheckCallerOutput(output, out_backprop.dtype, p.input_shape, "orig_input_tensor_shape"));
-    return Execute(p, out_backprop, output, options);
+    return internal::Compute<Definition>({orig_input_tensor_shape, out_backprop, row_pooling_sequence, col_pooling_sequence, attrs}, output, options);
 }
 
 Status FractionalAvgPoolGrad::Compute(const ConstTensorRef &orig_input_tensor_shape, const ConstTensorRef &out_backprop,
                                       const ConstTensorRef &row_pooling_sequence,
                                       const ConstTensorRef &col_pooling_sequence, Tensor *output, const Attrs &attrs,
                                       const RunOptions &options) {
-    Prepared p;
-    GRADTUNE_RETURN_IF_ERROR(
-        Prepare(orig_input_tensor_shape, out_backprop, row_pooling_sequence, col_pooling_sequence, attrs, &p));
-    // TF's OOM first, then what Execute would refuse, before allocating.
-    GRADTUNE_RETURN_IF_ERROR(tf::CheckOutputFits(out_backprop.dtype, p.input_shape));
-    GRADTUNE_RETURN_IF_ERROR(Refusal(p, out_backprop, NumElements(p.input_shape)));
-    Tensor result;
-    GRADTUNE_RETURN_IF_ERROR(tf::AllocateOutput(out_backprop.dtype, p.input_shape, &result));
-    GRADTUNE_RETURN_IF_ERROR(Execute(p, out_backprop, result.ref(), options));
-    *output = std::move(result);
-    return Status::OK();
+    return internal::Compute<Definition>({orig_input_tensor_shape, out_backprop, row_pooling_sequence, col_pooling_sequence, attrs}, output, options);
 }
 
 namespace internal {
 
-OpEntry fractional_avg_pool_grad_entry() {
-    OpEntry entry;
-    entry.spec = {kOp,
-                  {"orig_input_tensor_shape", "out_backprop", "row_pooling_sequence", "col_pooling_sequence"},
-                  {"int64", "T", "int64", "int64"},
-                  {"output"},
-                  {{"overlapping", AttrKind::kBool, false, false}}};
-    // Reads the call's inputs and attrs into the typed API's arguments.
-    auto unpack = [spec = entry.spec](const OpCall &call, std::array<ConstTensorRef, 4> *inputs,
-                                      FractionalAvgPoolGrad::Attrs *attrs) -> Status {
-        for (size_t i = 0; i < 4; i++) GRADTUNE_RETURN_IF_ERROR(GetInput(call, spec.inputs[i], &(*inputs)[i]));
-        return GetBool(call, spec, "overlapping", &attrs->overlapping_);
-    };
-    entry.run = [unpack](const OpCall &call, const Outputs &outputs, const RunOptions &options) -> Status {
-        std::array<ConstTensorRef, 4> in;
-        FractionalAvgPoolGrad::Attrs attrs;
-        GRADTUNE_RETURN_IF_ERROR(unpack(call, &in, &attrs));
-        return run_single_output(outputs, [&](auto output) {
-            return FractionalAvgPoolGrad::Compute(in[0], in[1], in[2], in[3], output, attrs, options);
-        });
-    };
-    entry.describe = [unpack](const OpCall &call, CallInfo *info) -> Status {
-        std::array<ConstTensorRef, 4> in;
-        FractionalAvgPoolGrad::Attrs attrs;
-        GRADTUNE_RETURN_IF_ERROR(unpack(call, &in, &attrs));
-        Prepared p;
-        GRADTUNE_RETURN_IF_ERROR(Prepare(in[0], in[1], in[2], in[3], attrs, &p));
-        *info = p.info;
-        return Status::OK();
-    };
-    return entry;
-}
+OpEntry fractional_avg_pool_grad_entry() { return MakeEntry<Definition>(); }
 
 }  // namespace internal
 

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 
 #include "gradtune/op_call.h"
+#include "tf_checks.h"
 
 namespace gradtune::internal {
 
@@ -41,13 +43,107 @@ Status run_single_output(const Outputs &outputs, Compute compute) {
     return Status::OK();
 }
 
+// The front end every single-output op shares, written once: the two
+// Compute() overloads of the typed API and the by-name entry. An op's file
+// holds only what is its own, in a `Definition`:
+//
+//   struct Definition {
+//       struct Args;      // Compute()'s arguments but the output and the
+//                         // options, as references (no copy per call)
+//       struct Values;    // the same, owned (a by-name call's), with
+//                         //   Args args() const;
+//       struct Prepared;  // what Prepare() found: `info` (the CallInfo,
+//                         // whose output_dtypes[0] / output_shapes[0] are
+//                         // the output's) and the op's geometry
+//       static constexpr const char *kShapeInput;  // the input TF names when a
+//                                                  // caller's output has the wrong shape ("" for none)
+//       static OpSpec Spec();                      // TF's inputs and attrs
+//       static Status Unpack(const OpCall &, const OpSpec &, Values *);
+//       static Status Prepare(const Args &, Prepared *);  // TF's checks, in TF's order
+//       // What Execute() would refuse, from the output's element count
+//       // alone (asked before an output is allocated).
+//       static Status Refusal(const Prepared &, const Args &, int64_t output_elements, const RunOptions &);
+//       static Status Execute(const Prepared &, const Args &, const TensorRef &output, const RunOptions &);
+//   };
+//
+// Into caller memory: the caller's output must have the output's dtype and
+// shape; on any error it is left untouched.
+template <typename Definition>
+Status Compute(const typename Definition::Args &args, const TensorRef &output, const RunOptions &options) {
+    typename Definition::Prepared p;
+    GRADTUNE_RETURN_IF_ERROR(Definition::Prepare(args, &p));
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckCallerOutput(output, p.info.output_dtypes[0], p.info.output_shapes[0],
+                                                   Definition::kShapeInput));
+    return Definition::Execute(p, args, output, options);
+}
+
+// Into a new tensor: TF's out-of-memory check first, then what Execute would
+// refuse, so that an output is never allocated (and zero-filled) for nothing.
+template <typename Definition>
+Status Compute(const typename Definition::Args &args, Tensor *output, const RunOptions &options) {
+    typename Definition::Prepared p;
+    GRADTUNE_RETURN_IF_ERROR(Definition::Prepare(args, &p));
+    const DataType dtype = p.info.output_dtypes[0];
+    const std::vector<int64_t> &shape = p.info.output_shapes[0];
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckOutputFits(dtype, shape));
+    GRADTUNE_RETURN_IF_ERROR(Definition::Refusal(p, args, NumElements(shape), options));
+    Tensor result;
+    GRADTUNE_RETURN_IF_ERROR(tf::AllocateOutput(dtype, shape, &result));
+    GRADTUNE_RETURN_IF_ERROR(Definition::Execute(p, args, result.ref(), options));
+    *output = std::move(result);
+    return Status::OK();
+}
+
+// The op's by-name entry: a run is a Compute() of the unpacked call, a
+// describe is its Prepare().
+template <typename Definition>
+OpEntry MakeEntry() {
+    OpEntry entry;
+    entry.spec = Definition::Spec();
+    entry.run = [spec = entry.spec](const OpCall &call, const Outputs &outputs, const RunOptions &options) -> Status {
+        typename Definition::Values values;
+        GRADTUNE_RETURN_IF_ERROR(Definition::Unpack(call, spec, &values));
+        return run_single_output(
+            outputs, [&](auto output) { return Compute<Definition>(values.args(), output, options); });
+    };
+    entry.describe = [spec = entry.spec](const OpCall &call, CallInfo *info) -> Status {
+        typename Definition::Values values;
+        GRADTUNE_RETURN_IF_ERROR(Definition::Unpack(call, spec, &values));
+        typename Definition::Prepared p;
+        GRADTUNE_RETURN_IF_ERROR(Definition::Prepare(values.args(), &p));
+        *info = p.info;
+        return Status::OK();
+    };
+    return entry;
+}
+
 // Helpers for reading an OpCall (they return TF-like errors for a missing
 // input or attr of the wrong kind).
 Status GetInput(const OpCall &call, const std::string &name, ConstTensorRef *tensor);
+// Every input of the op, in spec.inputs' order.
+Status GetInputs(const OpCall &call, const OpSpec &spec, std::initializer_list<ConstTensorRef *> tensors);
 Status GetIntList(const OpCall &call, const OpSpec &spec, const std::string &name, std::vector<int> *value);
 Status GetString(const OpCall &call, const OpSpec &spec, const std::string &name, std::string *value);
 Status GetBool(const OpCall &call, const OpSpec &spec, const std::string &name, bool *value);
 Status GetFloatList(const OpCall &call, const OpSpec &spec, const std::string &name, std::vector<double> *value);
 Status GetInt(const OpCall &call, const OpSpec &spec, const std::string &name, int64_t *value);
+
+// The attrs of TF's 2-D convolution ops, in TF's order; use_cudnn_on_gpu is
+// an attr of the dense ones only.
+std::vector<AttrSpec> ConvolutionAttrs(bool use_cudnn_on_gpu);
+
+// Reads a call's convolution attrs (ConvolutionAttrs) into the typed API's
+// strides, padding and Attrs, in the same order.
+template <typename Attrs>
+Status GetConvolutionAttrs(const OpCall &call, const OpSpec &spec, std::vector<int> *strides, std::string *padding,
+                           Attrs *attrs) {
+    GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "strides", strides));
+    if constexpr (requires { attrs->use_cudnn_on_gpu_; })
+        GRADTUNE_RETURN_IF_ERROR(GetBool(call, spec, "use_cudnn_on_gpu", &attrs->use_cudnn_on_gpu_));
+    GRADTUNE_RETURN_IF_ERROR(GetString(call, spec, "padding", padding));
+    GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "explicit_paddings", &attrs->explicit_paddings_));
+    GRADTUNE_RETURN_IF_ERROR(GetString(call, spec, "data_format", &attrs->data_format_));
+    return GetIntList(call, spec, "dilations", &attrs->dilations_);
+}
 
 }  // namespace gradtune::internal

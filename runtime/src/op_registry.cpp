@@ -68,6 +68,12 @@ Status GetInput(const OpCall &call, const std::string &name, ConstTensorRef *ten
     return Status::OK();
 }
 
+Status GetInputs(const OpCall &call, const OpSpec &spec, std::initializer_list<ConstTensorRef *> tensors) {
+    size_t i = 0;
+    for (ConstTensorRef *tensor : tensors) GRADTUNE_RETURN_IF_ERROR(GetInput(call, spec.inputs.at(i++), tensor));
+    return Status::OK();
+}
+
 Status GetIntList(const OpCall &call, const OpSpec &spec, const std::string &name, std::vector<int> *value) {
     std::vector<int64_t> list;
     GRADTUNE_RETURN_IF_ERROR(get_attr(call, spec, name, &list));
@@ -94,6 +100,18 @@ Status GetFloatList(const OpCall &call, const OpSpec &spec, const std::string &n
 
 Status GetInt(const OpCall &call, const OpSpec &spec, const std::string &name, int64_t *value) {
     return get_attr(call, spec, name, value);
+}
+
+std::vector<AttrSpec> ConvolutionAttrs(bool use_cudnn_on_gpu) {
+    std::vector<AttrSpec> attrs = {
+        AttrSpec{"strides", AttrKind::kIntList, true, std::vector<int64_t>{}},
+        AttrSpec{"padding", AttrKind::kString, true, std::string()},
+        AttrSpec{"explicit_paddings", AttrKind::kIntList, false, std::vector<int64_t>{}},
+        AttrSpec{"data_format", AttrKind::kString, false, std::string("NHWC")},
+        AttrSpec{"dilations", AttrKind::kIntList, false, std::vector<int64_t>{1, 1, 1, 1}},
+    };
+    if (use_cudnn_on_gpu) attrs.insert(attrs.begin() + 1, AttrSpec{"use_cudnn_on_gpu", AttrKind::kBool, false, true});
+    return attrs;
 }
 
 }  // namespace internal
