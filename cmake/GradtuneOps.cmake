@@ -37,6 +37,24 @@ endforeach ()
 set(GRADTUNE_GENERATED_DIR "${PROJECT_BINARY_DIR}/generated")
 file(CONFIGURE OUTPUT "${GRADTUNE_GENERATED_DIR}/op_list.inc" CONTENT "${_op_list_inc}")
 
+# The public umbrella header, gradtune/gradtune.h: every op's header (the ops
+# of this list, so GRADTUNE_OP_FILTER builds declare only their own) and the
+# API's shared ones. Installed with the others (runtime/CMakeLists.txt).
+set(GRADTUNE_PUBLIC_INCLUDE_DIR "${PROJECT_BINARY_DIR}/include")
+set(_umbrella "// gradtune: tuned kernels for TensorFlow's convolution and pooling gradients.
+// Link libgradtune.a (plus -lpthread -ldl); no libHalide is needed.
+// Generated from cmake/GradtuneOps.cmake. Do not edit.
+#pragma once
+
+")
+foreach (_stem IN LISTS GRADTUNE_OP_STEMS)
+    string(APPEND _umbrella "#include \"gradtune/${_stem}.h\"\n")
+endforeach ()
+foreach (_header device op_call run_options status tensor variants)
+    string(APPEND _umbrella "#include \"gradtune/${_header}.h\"\n")
+endforeach ()
+file(CONFIGURE OUTPUT "${GRADTUNE_PUBLIC_INCLUDE_DIR}/gradtune/gradtune.h" CONTENT "${_umbrella}")
+
 # Prefixes each op's stem with `prefix` and appends `suffix`.
 function(gradtune_op_files out prefix suffix)
     set(files "")

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Every op of the op list (cmake/GradtuneOps.cmake) in every layer: the files
-# a new op adds (README, "Adding an op"), its header in gradtune.h, its
+# a new op adds (README, "Adding an op"), its
 # knob-space version, its rows in the default suite, its TensorFlow
 # fixtures and its TensorFlow custom op (python/gradtune_tf/ops.cc). The build itself stops on a missing generator, schedule, runtime,
 # reference or test file of an op it builds; this test also names the layers
-# the build does not need (gradtune.h, the suite, the fixtures) and the ops a
+# the build does not need (the suite, the fixtures) and the ops a
 # GRADTUNE_OP_FILTER build leaves out.
 # Usage: layout_test.sh <repository root>
 set -euo pipefail
@@ -27,8 +27,6 @@ for entry in $ops; do
            "tests/golden/${op}.json"; do
     [ -f "$f" ] || lack "$op" "no $f"
   done
-  grep -q "^#include \"gradtune/${stem}.h\"" runtime/include/gradtune/gradtune.h ||
-    lack "$op" "runtime/include/gradtune/gradtune.h does not include gradtune/${stem}.h"
   [ ! -f "schedules/${stem}_space.cpp" ] || grep -q "knob_space_version = [0-9]" "schedules/${stem}_space.cpp" ||
     lack "$op" "schedules/${stem}_space.cpp declares no knob_space_version"
   grep -q "^${op}[[:space:]]" bench/suites/default.txt ||
