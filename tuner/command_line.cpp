@@ -58,7 +58,10 @@ std::optional<int> parse_command_line(int argc, const char *const *argv, const C
     tune_cmd->add_option("--jobs", c.tune.jobs, "parallel compiles")->capture_default_str();
     tune_cmd->add_option("--batch-size", c.tune.batch_size, "candidates compiled, then measured together")
         ->capture_default_str();
-    tune_cmd->add_option("--compile-timeout", c.tune.compile_timeout_s, "seconds before a compile is dropped")
+    tune_cmd
+        ->add_option("--compile-timeout", c.tune.compile_timeout_s,
+                     "seconds before a compile is dropped (a setting compiling longer cannot become a record: "
+                     "distill's --max-compile-s)")
         ->capture_default_str();
     tune_cmd
         ->add_option("--measure-timeout", c.tune.measure_timeout_s,

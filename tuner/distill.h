@@ -21,11 +21,9 @@ struct DistillOptions {
     // and binary size (and within the noise it is not faster).
     double min_speedup = 1.03;
     // Nor may a setting that took longer than this to compile for one target
-    // (the trial's compile_s): every user's build compiles each record for
-    // 2-3 CPU targets, and one Conv2D setting at 45 s here made 6 minutes of
-    // the library's build for a 1.2x win on one shape. Trials of library
-    // variants (compile_s 0: already built) are not affected.
-    double max_compile_s = 30;
+    // (the trial's compile_s; kRecordCompileLimitS says why). Trials of
+    // library variants (compile_s 0: already built) are not affected.
+    double max_compile_s = kRecordCompileLimitS;
     // Side by side before a record changes: where the log's best setting
     // for a shape is not its committed record, the `remeasure` best settings
     // of the log (0: none, trust the log) and the committed one are compiled

@@ -14,6 +14,15 @@
 
 namespace gradtune::tooling {
 
+// The longest compile (seconds, one target) of a setting that may become a
+// record or a structure default: every user's build compiles each record for
+// 2-3 CPU targets, and one Conv2D setting at 45 s here made 6 minutes of the
+// library's build for a 1.2x win on one shape. `gradtune distill` ignores
+// trials that compiled longer (--max-compile-s), and `gradtune tune` stops
+// such a compile there (--compile-timeout): waiting for it only delays the
+// rest of its batch (two 120 s waits were 4 of a 15-minute tune's minutes).
+constexpr double kRecordCompileLimitS = 30;
+
 struct Timing {
     double median_ms = 0, min_ms = 0;
     double spread_pct = 0;  // interquartile range / median, in percent

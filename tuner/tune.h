@@ -29,7 +29,7 @@ struct TuneOptions {
     Device device = Device::cpu;
     int jobs = 2;                         // parallel compiles (never while measuring)
     int batch_size = 4;                   // candidates compiled, then measured together
-    double compile_timeout_s = 120;       // a candidate compiling longer is dropped
+    double compile_timeout_s = kRecordCompileLimitS;  // a candidate compiling longer is dropped: it could not become a record
     double measure_timeout_s = 600;       // a measuring process running longer is killed: its candidate hung
     MeasureOptions measure;
     std::string self;                     // path of the gradtune executable (to spawn `measure`)
