@@ -11,6 +11,7 @@
 #include "gradtune/conv2d.h"
 #include "reference/conv2d.h"
 #include "test_util.h"
+#include "variant_sweep.h"
 
 using namespace gradtune;
 using namespace gradtune::testing;
@@ -32,13 +33,6 @@ struct Case {
         if (padding == "EXPLICIT") out << "(" << pads[0] << "," << pads[1] << "," << pads[2] << "," << pads[3] << ")";
         return out.str();
     }
-};
-
-struct Outcome {
-    bool valid = false;  // false: TF rejects the geometry; nothing was run
-    Status status;
-    double error = 0;
-    std::vector<int64_t> output_shape;  // NHWC
 };
 
 std::vector<int64_t> to_layout(const std::vector<int64_t> &nhwc, bool nchw) {
@@ -165,38 +159,18 @@ std::vector<Case> specialised_cases(const VariantInfo &v) {
 }
 
 bool fits(const VariantInfo &v, const Case &k) {
-    const std::map<std::string, int64_t> call{{"dilation_height", k.dilation_h}, {"dilation_width", k.dilation_w},
-                                              {"filter_height", k.FH},         {"filter_width", k.FW},
-                                              {"stride_height", k.stride_h},   {"stride_width", k.stride_w}};
-    for (const auto &[name, value] : v.structure)
-        if (value != 0 && call.at(name) != value) return false;
-    return true;
+    return fits_structure(v, {{"dilation_height", k.dilation_h}, {"dilation_width", k.dilation_w},
+                              {"filter_height", k.FH},         {"filter_width", k.FW},
+                              {"stride_height", k.stride_h},   {"stride_width", k.stride_w}});
 }
 
 }  // namespace
 
 TEST_CASE("every CPU variant of Conv2D matches the reference", "[conv2d][variants]") {
-    const auto variants = runnable_cpu_variants(kOp);
-    REQUIRE(!variants.empty());
-    int checked = 0, variants_checked = 0;
-    for (const VariantInfo &v : variants) {
-        variants_checked++;
-        const DataType dtype = dtype_of(v.dtype);
-        const std::vector<Case> cases = v.generic ? generic_cases() : specialised_cases(v);
-        uint32_t seed = 1;
-        for (const Case &k : cases) {
-            if (!fits(v, k)) continue;
-            Outcome o = run_case(k, dtype, v.data_format, v.name, seed += 2);
-            if (!o.valid) continue;
-            INFO(v.name << " " << k.describe() << " " << o.status.ToString());
-            REQUIRE(o.status.ok());
-            CHECK(o.error <= tolerance(dtype));  // int32: exactly 0
-            checked++;
-        }
-    }
-    INFO("cases checked: " << checked);
-    CHECK(variants_checked >= 10);  // the generic variants: 5 dtypes x 2 layouts
-    CHECK(checked > 1500);
+    const SweepCounts n = check_every_variant<Case>(kOp, generic_cases, specialised_cases, fits, run_case);
+    INFO("cases checked: " << n.checked);
+    CHECK(n.variants >= 10);  // the generic variants: 5 dtypes x 2 layouts
+    CHECK(n.checked > 1500);
 }
 
 TEST_CASE("Conv2D reproduces TF's conv_ops_test forward goldens", "[conv2d]") {

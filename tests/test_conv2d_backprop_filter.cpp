@@ -10,6 +10,7 @@
 #include "reference/conv2d.h"
 #include "reference/conv2d_backprop_filter.h"
 #include "test_util.h"
+#include "variant_sweep.h"
 
 using namespace gradtune;
 using namespace gradtune::testing;
@@ -32,12 +33,6 @@ struct Case {
         return out.str();
     }
     std::vector<int64_t> filter_shape() const { return {FH, FW, C / G, O}; }
-};
-
-struct Outcome {
-    bool valid = false;  // false: TF rejects the geometry; nothing was run
-    Status status;
-    double error = 0;
 };
 
 bool is_nchw(const std::string &layout) { return layout == "NCHW"; }
@@ -157,13 +152,10 @@ std::vector<Case> specialised_cases(const VariantInfo &v) {
 }
 
 bool fits(const VariantInfo &v, const Case &k) {
-    const std::map<std::string, int64_t> call{{"dilation_height", k.dilation_h}, {"dilation_width", k.dilation_w},
-                                              {"filter_height", k.FH},           {"filter_width", k.FW},
-                                              {"groups", k.G},                   {"stride_height", k.stride_h},
-                                              {"stride_width", k.stride_w}};
-    for (const auto &[name, value] : v.structure)
-        if (value != 0 && call.at(name) != value) return false;
-    return true;
+    return fits_structure(v, {{"dilation_height", k.dilation_h}, {"dilation_width", k.dilation_w},
+                              {"filter_height", k.FH},           {"filter_width", k.FW},
+                              {"groups", k.G},                   {"stride_height", k.stride_h},
+                              {"stride_width", k.stride_w}});
 }
 
 // 1, 2, ..., n as conv_ops_test.py fills its tensors.
@@ -176,35 +168,17 @@ std::vector<double> iota(int64_t n) {
 }  // namespace
 
 TEST_CASE("Conv2DBackpropFilter: every CPU variant matches the reference", "[conv2d_backprop_filter][variants]") {
-    const auto variants = runnable_cpu_variants(kOp);
-    REQUIRE(!variants.empty());
-    int checked = 0, checked_tasks = 0, checked_bands = 0;
-    for (const VariantInfo &v : variants) {
-        const DataType dtype = dtype_of(v.dtype);
-        const std::vector<Case> cases = v.generic ? generic_cases() : specialised_cases(v);
-        const std::string knobs = " " + v.knobs + " ";
-        const bool tasks = knobs.find(" algorithm=1 ") != std::string::npos;
-        const bool bands = tasks && knobs.find(" reduction_tasks=1 ") == std::string::npos;
-        uint32_t seed = 1;
-        for (const Case &k : cases) {
-            if (!fits(v, k)) continue;
-            Outcome o = run_case(k, dtype, v.data_format, v.name, seed += 2);
-            if (!o.valid) continue;
-            INFO(v.name << " " << k.describe());
-            REQUIRE(o.status.ok());
-            CHECK(o.error <= tolerance(dtype));
-            checked++;
-            checked_tasks += tasks;
-            checked_bands += bands;
-        }
-    }
-    INFO("cases checked: " << checked << ", by tasks-outer variants: " << checked_tasks
-                           << ", of them with bands of rows: " << checked_bands);
-    CHECK(checked > 1000);
+    auto tasks = [](const VariantInfo &v) { return has_knob(v, "algorithm=1"); };
+    auto bands = [&](const VariantInfo &v) { return tasks(v) && !has_knob(v, "reduction_tasks=1"); };
+    SweepCounts n = check_every_variant<Case>(kOp, generic_cases, specialised_cases, fits, run_case,
+                                              {{"tasks", tasks}, {"bands", bands}});
+    INFO("cases checked: " << n.checked << ", by tasks-outer variants: " << n.cases_of["tasks"]
+                           << ", of them with bands of rows: " << n.cases_of["bands"]);
+    CHECK(n.checked > 1000);
     // Both algorithms are compiled into every build (records and structure
     // defaults of both), and so are the row bands of the tasks-outer one.
-    CHECK(checked_tasks > 10);
-    CHECK(checked_bands > 10);
+    CHECK(n.cases_of["tasks"] > 10);
+    CHECK(n.cases_of["bands"] > 10);
 }
 
 TEST_CASE("Conv2DBackpropFilter: dispatch serves TF's Conv2D gradient-checker configs (spec 13.3)", "[conv2d_backprop_filter]") {

@@ -10,6 +10,7 @@
 #include "reference/conv2d.h"
 #include "reference/conv2d_backprop_input.h"
 #include "test_util.h"
+#include "variant_sweep.h"
 
 using namespace gradtune;
 using namespace gradtune::testing;
@@ -31,12 +32,6 @@ struct Case {
         if (padding == "EXPLICIT") out << "(" << pads[0] << "," << pads[1] << "," << pads[2] << "," << pads[3] << ")";
         return out.str();
     }
-};
-
-struct Outcome {
-    bool valid = false;  // false: TF rejects the geometry; nothing was run
-    Status status;
-    double error = 0;
 };
 
 bool is_nchw(const std::string &layout) { return layout == "NCHW"; }
@@ -161,50 +156,29 @@ std::vector<Case> specialised_cases(const VariantInfo &v) {
 }
 
 bool fits(const VariantInfo &v, const Case &k) {
-    const std::map<std::string, int64_t> call{{"dilation_height", k.dilation_h}, {"dilation_width", k.dilation_w},
-                                              {"filter_height", k.FH},           {"filter_width", k.FW},
-                                              {"groups", k.G},                   {"stride_height", k.stride_h},
-                                              {"stride_width", k.stride_w}};
-    for (const auto &[name, value] : v.structure)
-        if (value != 0 && call.at(name) != value) return false;
-    return true;
+    return fits_structure(v, {{"dilation_height", k.dilation_h}, {"dilation_width", k.dilation_w},
+                              {"filter_height", k.FH},           {"filter_width", k.FW},
+                              {"groups", k.G},                   {"stride_height", k.stride_h},
+                              {"stride_width", k.stride_w}});
 }
 
 }  // namespace
 
 TEST_CASE("Conv2DBackpropInput: every CPU variant matches the reference", "[conv2d_backprop_input][variants]") {
-    const auto variants = runnable_cpu_variants(kOp);
-    REQUIRE(!variants.empty());
-    int checked = 0, checked_dot = 0, checked_winograd = 0, winograd_variants = 0;
-    for (const VariantInfo &v : variants) {
-        const DataType dtype = dtype_of(v.dtype);
-        const std::vector<Case> cases = v.generic ? generic_cases() : specialised_cases(v);
-        const bool dot = (" " + v.knobs + " ").find(" algorithm=1 ") != std::string::npos;
-        const bool winograd = (" " + v.knobs + " ").find(" algorithm=2 ") != std::string::npos;
-        winograd_variants += winograd;
-        uint32_t seed = 1;
-        for (const Case &k : cases) {
-            if (!fits(v, k)) continue;
-            Outcome o = run_case(k, dtype, v.data_format, v.name, seed += 2);
-            if (!o.valid) continue;
-            INFO(v.name << " " << k.describe());
-            REQUIRE(o.status.ok());
-            CHECK(o.error <= tolerance(dtype));
-            checked++;
-            checked_dot += dot;
-            checked_winograd += winograd;
-        }
-    }
-    INFO("cases checked: " << checked << ", of them by dot-algorithm variants: " << checked_dot
-                           << ", by Winograd variants: " << checked_winograd);
-    CHECK(checked > 1000);
+    SweepCounts n = check_every_variant<Case>(
+        kOp, generic_cases, specialised_cases, fits, run_case,
+        {{"dot", [](const VariantInfo &v) { return has_knob(v, "algorithm=1"); }},
+         {"Winograd", [](const VariantInfo &v) { return has_knob(v, "algorithm=2"); }}});
+    INFO("cases checked: " << n.checked << ", of them by dot-algorithm variants: " << n.cases_of["dot"]
+                           << ", by Winograd variants: " << n.cases_of["Winograd"]);
+    CHECK(n.checked > 1000);
     // The direct and dot algorithms are compiled into every build (the 7x7
     // stride-2 structure default is a dot variant), so both meet the
     // reference. Winograd variants are compiled where a record of this class
     // (or a transferred one) chose them; tuner.every_algorithm_matches checks
     // the algorithm on every machine.
-    CHECK(checked_dot > 10);
-    if (winograd_variants > 0) CHECK(checked_winograd > 10 * winograd_variants);
+    CHECK(n.cases_of["dot"] > 10);
+    if (n.variants_of["Winograd"] > 0) CHECK(n.cases_of["Winograd"] > 10 * n.variants_of["Winograd"]);
 }
 
 TEST_CASE("Conv2DBackpropInput: dispatch serves TF's Conv2D gradient-checker configs (spec 13.3)", "[conv2d_backprop_input]") {

@@ -11,6 +11,7 @@
 #include "reference/depthwise_conv2d_native.h"
 #include "depthwise_window_checks.h"
 #include "test_util.h"
+#include "variant_sweep.h"
 
 using namespace gradtune;
 using namespace gradtune::testing;
@@ -31,13 +32,6 @@ struct Case {
         if (padding == "EXPLICIT") out << "(" << pads[0] << "," << pads[1] << "," << pads[2] << "," << pads[3] << ")";
         return out.str();
     }
-};
-
-struct Outcome {
-    bool valid = false;  // false: TF rejects the geometry; nothing was run
-    Status status;
-    double error = 0;
-    std::vector<int64_t> output_shape;  // NHWC
 };
 
 std::vector<int64_t> to_layout(const std::vector<int64_t> &nhwc, bool nchw) {
@@ -151,38 +145,18 @@ std::vector<Case> specialised_cases(const VariantInfo &v) {
 }
 
 bool fits(const VariantInfo &v, const Case &k) {
-    const std::map<std::string, int64_t> call{{"depth_multiplier", k.M},  {"dilation_height", k.dilation_h},
-                                              {"dilation_width", k.dilation_w}, {"filter_height", k.FH},
-                                              {"filter_width", k.FW},     {"stride", k.stride}};
-    for (const auto &[name, value] : v.structure)
-        if (value != 0 && call.at(name) != value) return false;
-    return true;
+    return fits_structure(v, {{"depth_multiplier", k.M},  {"dilation_height", k.dilation_h},
+                              {"dilation_width", k.dilation_w}, {"filter_height", k.FH},
+                              {"filter_width", k.FW},     {"stride", k.stride}});
 }
 
 }  // namespace
 
 TEST_CASE("every CPU variant of DepthwiseConv2dNative matches the reference", "[dw_forward][variants]") {
-    const auto variants = runnable_cpu_variants(kOp);
-    REQUIRE(!variants.empty());
-    int checked = 0, variants_checked = 0;
-    for (const VariantInfo &v : variants) {
-        variants_checked++;
-        const DataType dtype = dtype_of(v.dtype);
-        const std::vector<Case> cases = v.generic ? generic_cases() : specialised_cases(v);
-        uint32_t seed = 1;
-        for (const Case &k : cases) {
-            if (!fits(v, k)) continue;
-            Outcome o = run_case(k, dtype, v.data_format, v.name, seed += 2);
-            if (!o.valid) continue;
-            INFO(v.name << " " << k.describe() << " " << o.status.ToString());
-            REQUIRE(o.status.ok());
-            CHECK(o.error <= tolerance(dtype));
-            checked++;
-        }
-    }
-    INFO("cases checked: " << checked);
-    CHECK(variants_checked >= 8);  // the generic variants: 4 dtypes x 2 layouts
-    CHECK(checked > 1000);
+    const SweepCounts n = check_every_variant<Case>(kOp, generic_cases, specialised_cases, fits, run_case);
+    INFO("cases checked: " << n.checked);
+    CHECK(n.variants >= 8);  // the generic variants: 4 dtypes x 2 layouts
+    CHECK(n.checked > 1000);
 }
 
 TEST_CASE("DepthwiseConv2dNative reproduces TF's depthwise golden exactly (spec 1.1)", "[dw_forward]") {

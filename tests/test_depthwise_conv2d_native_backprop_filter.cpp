@@ -14,6 +14,7 @@
 #include "reference/depthwise_conv2d_native_backprop_filter.h"
 #include "depthwise_window_checks.h"
 #include "test_util.h"
+#include "variant_sweep.h"
 
 // From the Halide runtime inside libgradtune (HalideRuntime.h): the number of
 // threads parallel loops may use. Returns the previous value.
@@ -92,12 +93,6 @@ Status run_problem(const Case &k, const Problem &p, DataType dtype, const std::s
                                                         output, attrs, options);
 }
 
-struct Outcome {
-    bool valid = false;  // false: TF rejects the geometry; nothing was run
-    Status status;
-    double error = 0;
-};
-
 Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const std::string &variant,
                  uint32_t seed) {
     Outcome outcome;
@@ -166,37 +161,18 @@ std::vector<Case> specialised_cases(const VariantInfo &v) {
 }
 
 bool fits(const VariantInfo &v, const Case &k) {
-    const std::map<std::string, int64_t> call{{"depth_multiplier", k.M},  {"dilation_height", k.dilation_h},
-                                              {"dilation_width", k.dilation_w}, {"filter_height", k.FH},
-                                              {"filter_width", k.FW},     {"stride", k.stride}};
-    for (const auto &[name, value] : v.structure)
-        if (value != 0 && call.at(name) != value) return false;
-    return true;
+    return fits_structure(v, {{"depth_multiplier", k.M},  {"dilation_height", k.dilation_h},
+                              {"dilation_width", k.dilation_w}, {"filter_height", k.FH},
+                              {"filter_width", k.FW},     {"stride", k.stride}});
 }
 
 }  // namespace
 
 TEST_CASE("every CPU variant of DepthwiseConv2dNativeBackpropFilter matches the reference",
           "[dw_backprop_filter][variants]") {
-    const auto variants = runnable_cpu_variants(kOp);
-    REQUIRE(!variants.empty());
-    int checked = 0;
-    for (const VariantInfo &v : variants) {
-        const DataType dtype = dtype_of(v.dtype);
-        const std::vector<Case> cases = v.generic ? generic_cases() : specialised_cases(v);
-        uint32_t seed = 1;
-        for (const Case &k : cases) {
-            if (!fits(v, k)) continue;
-            Outcome o = run_case(k, dtype, v.data_format, v.name, seed += 2);
-            if (!o.valid) continue;
-            INFO(v.name << " " << k.describe());
-            REQUIRE(o.status.ok());
-            CHECK(o.error <= tolerance(dtype));
-            checked++;
-        }
-    }
-    INFO("cases checked: " << checked);
-    CHECK(checked > 500);
+    const SweepCounts n = check_every_variant<Case>(kOp, generic_cases, specialised_cases, fits, run_case);
+    INFO("cases checked: " << n.checked);
+    CHECK(n.checked > 500);
 }
 
 TEST_CASE("DepthwiseConv2dNativeBackpropFilter: dispatch serves TF's depthwise gradient test configs (spec 13.4)",
