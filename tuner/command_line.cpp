@@ -15,14 +15,15 @@ int refuse(std::ostream &err, const std::string &message) {
     return 2;
 }
 
-}  // namespace
+// Options read as text and checked after the parse (finish_options).
+struct ReadLater {
+    std::string tune_device = "cpu", shard, space_device = "cpu";
+    bool no_record_seeds = false;
+};
 
-std::optional<int> parse_command_line(int argc, const char *const *argv, const CommandLineDefaults &defaults,
-                                      CommandLine *out, std::ostream &out_text, std::ostream &err) {
-    CommandLine &c = *out;
-    CLI::App app{"gradtune: tuned Halide kernels for TensorFlow's convolution and pooling gradients"};
-    app.require_subcommand(1);
-
+// `gradtune tune` and its options (defaults: the log and work directory of
+// this build, shorter samples than the benchmark's).
+CLI::App *add_tune_command(CLI::App &app, const CommandLineDefaults &defaults, CommandLine &c, ReadLater *later) {
     c.tune.log_path = defaults.log_path;
     c.tune.work_dir = defaults.work_dir;
     // Shorter samples than the benchmark's: measuring, not compiling, bounds
@@ -31,8 +32,7 @@ std::optional<int> parse_command_line(int argc, const char *const *argv, const C
     // percent (the spread is logged with every trial).
     c.tune.measure.samples = 5;
     c.tune.measure.min_sample_ms = 10;
-    std::string device = "cpu";
-    auto *tune_cmd = app.add_subcommand("tune", "search knob settings for the suite's shapes");
+    CLI::App *tune_cmd = app.add_subcommand("tune", "search knob settings for the suite's shapes");
     tune_cmd->add_option("--op", c.tune.ops, "ops to tune (default: every op of the suite)");
     tune_cmd->add_option("--batch", c.tune.batches, "batch sizes of the default suite")->capture_default_str();
     tune_cmd->add_option("--suite", c.tune.suite_path, "a suite file instead of the default suite");
@@ -44,17 +44,15 @@ std::optional<int> parse_command_line(int argc, const char *const *argv, const C
     tune_cmd->add_option("--budget", c.tune.budget_s, "wall-clock budget in seconds")->capture_default_str();
     tune_cmd->add_option("--max-trials", c.tune.max_trials, "candidates at most, counting those already in the log (0: no limit)");
     tune_cmd->add_option("--log", c.tune.log_path, "trials log")->capture_default_str();
-    bool no_record_seeds = false;
-    tune_cmd->add_flag("--no-record-seeds", no_record_seeds,
+    tune_cmd->add_flag("--no-record-seeds", later->no_record_seeds,
                        "start from the space's defaults and algorithm seeds only, not from the structure defaults "
                        "and committed records");
     tune_cmd->add_option("--work-dir", c.tune.work_dir, "where candidates are compiled");
     tune_cmd->add_option("--seed", c.tune.seed, "sampling seed")->capture_default_str();
-    std::string shard;
-    tune_cmd->add_option("--shard", shard,
+    tune_cmd->add_option("--shard", later->shard,
                          "K/N: tune only every N-th structure group of the suite, from the K-th (0 <= K < N); "
                          "`gradtune merge` joins the shards' logs");
-    tune_cmd->add_option("--device", device, "cpu or cuda")->capture_default_str();
+    tune_cmd->add_option("--device", later->tune_device, "cpu or cuda")->capture_default_str();
     tune_cmd->add_option("--jobs", c.tune.jobs, "parallel compiles")->capture_default_str();
     tune_cmd->add_option("--batch-size", c.tune.batch_size, "candidates compiled, then measured together")
         ->capture_default_str();
@@ -77,10 +75,16 @@ std::optional<int> parse_command_line(int argc, const char *const *argv, const C
                      "a candidate whose first call takes this many times the generic's is logged slow, not timed")
         ->capture_default_str();
 
+    return tune_cmd;
+}
+
+// `gradtune distill` and its options; it measures as `tune` does, so it
+// follows the tune options' defaults (add_tune_command first).
+CLI::App *add_distill_command(CLI::App &app, const CommandLineDefaults &defaults, CommandLine &c) {
     c.distill.log_path = defaults.log_path;
     c.distill.records_dir = defaults.records_dir;
     c.distill.defaults_dir = defaults.defaults_dir;
-    auto *distill_cmd = app.add_subcommand("distill", "best trial per shape -> committed records");
+    CLI::App *distill_cmd = app.add_subcommand("distill", "best trial per shape -> committed records");
     distill_cmd->add_option("--log", c.distill.log_path, "trials log")->capture_default_str();
     distill_cmd->add_option("--records-dir", c.distill.records_dir, "records root")->capture_default_str();
     distill_cmd
@@ -106,6 +110,46 @@ std::optional<int> parse_command_line(int argc, const char *const *argv, const C
         ->check(CLI::Range(0, 16));
     distill_cmd->add_option("--work-dir", c.distill.work_dir, "with --remeasure: where settings are compiled");
 
+    return distill_cmd;
+}
+
+// What CLI11 cannot check: the values read as text, turned into the command's
+// options. A usage error: its message, exit status 2.
+std::optional<int> finish_options(const ReadLater &later, CommandLine &c, std::ostream &err) {
+    if (c.command == CommandLine::Command::tune) {
+        const std::optional<Device> d = device_from_string(later.tune_device);
+        if (!d) return refuse(err, "gradtune tune: --device must be cpu or cuda");
+        c.tune.device = *d;
+        c.tune.record_seeds = !later.no_record_seeds;
+        if (!later.shard.empty()) {
+            int k = -1, n = 0;
+            char rest = 0;
+            if (std::sscanf(later.shard.c_str(), "%d/%d%c", &k, &n, &rest) != 2 || n < 1 || k < 0 || k >= n)
+                return refuse(err, "gradtune tune: --shard must be K/N with 0 <= K < N, not '" + later.shard + "'");
+            c.tune.shard = k;
+            c.tune.shards = n;
+        }
+    }
+    if (c.command == CommandLine::Command::space) {
+        const std::optional<Device> d = device_from_string(later.space_device);
+        if (!d) return refuse(err, "gradtune space: --device must be cpu or cuda");
+        c.space_device = *d;
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<int> parse_command_line(int argc, const char *const *argv, const CommandLineDefaults &defaults,
+                                      CommandLine *out, std::ostream &out_text, std::ostream &err) {
+    CommandLine &c = *out;
+    CLI::App app{"gradtune: tuned Halide kernels for TensorFlow's convolution and pooling gradients"};
+    app.require_subcommand(1);
+
+    ReadLater later;
+    CLI::App *tune_cmd = add_tune_command(app, defaults, c, &later);
+    CLI::App *distill_cmd = add_distill_command(app, defaults, c);
+
     auto *run_cmd = app.add_subcommand("run", "run one op on .npy tensors: gradtune run OP name=value ... -o out.npy");
     run_cmd->add_option("op", c.run_op, "TF op name")->required();
     run_cmd->add_option("arguments", c.run_args, "inputs and attrs as name=value (tensors: .npy files or 1,2,3)");
@@ -126,10 +170,9 @@ std::optional<int> parse_command_line(int argc, const char *const *argv, const C
     auto *variants_cmd = app.add_subcommand("variants", "list the compiled variants of this build");
     variants_cmd->add_option("op", c.variants_op, "only this op");
 
-    std::string space_device = "cpu";
     auto *space_cmd = app.add_subcommand("space", "print an op's knob space");
     space_cmd->add_option("op", c.space_op)->required();
-    space_cmd->add_option("--device", space_device)->capture_default_str();
+    space_cmd->add_option("--device", later.space_device)->capture_default_str();
 
     auto *measure_cmd = app.add_subcommand("measure", "(internal) measure a batch of candidates");
     measure_cmd->group("");
@@ -151,26 +194,7 @@ std::optional<int> parse_command_line(int argc, const char *const *argv, const C
     for (const auto &[cmd, command] : commands)
         if (*cmd) c.command = command;
 
-    if (c.command == CommandLine::Command::tune) {
-        const std::optional<Device> d = device_from_string(device);
-        if (!d) return refuse(err, "gradtune tune: --device must be cpu or cuda");
-        c.tune.device = *d;
-        c.tune.record_seeds = !no_record_seeds;
-        if (!shard.empty()) {
-            int k = -1, n = 0;
-            char rest = 0;
-            if (std::sscanf(shard.c_str(), "%d/%d%c", &k, &n, &rest) != 2 || n < 1 || k < 0 || k >= n)
-                return refuse(err, "gradtune tune: --shard must be K/N with 0 <= K < N, not '" + shard + "'");
-            c.tune.shard = k;
-            c.tune.shards = n;
-        }
-    }
-    if (c.command == CommandLine::Command::space) {
-        const std::optional<Device> d = device_from_string(space_device);
-        if (!d) return refuse(err, "gradtune space: --device must be cpu or cuda");
-        c.space_device = *d;
-    }
-    return std::nullopt;
+    return finish_options(later, c, err);
 }
 
 }  // namespace gradtune::tooling

@@ -152,6 +152,65 @@ std::string record_key(const RecordOrTrial &r) {
     return r.op + "|" + to_string(r.device) + "|" + r.structure.key() + "|" + r.shape_key();
 }
 
+// The knobs of this class's committed records by record key (an unreadable
+// file is reported by distill itself, which then writes nothing).
+std::map<std::string, Knobs> committed_knobs(const std::vector<const Trial *> &usable, const DistillOptions &options,
+                                             const std::string &klass) {
+    std::map<std::string, Knobs> committed;
+    std::set<std::string> ops;
+    for (const Trial *t : usable) ops.insert(t->op);
+    for (const std::string &op : ops) {
+        try {
+            const fs::path path = fs::path(options.records_dir) / klass / (op + ".json");
+            if (!fs::exists(path)) continue;
+            for (const Record &r : read_record_file(path.string()).records)
+                if (!r.generic_wins) committed[record_key(r)] = r.knobs;
+        } catch (const std::exception &) {
+        }
+    }
+    return committed;
+}
+
+// Times the compiled settings of one shape (`first` names it) side by side,
+// interleaved in one measuring process; the timed ones' results by their
+// index. nullopt when fewer than two compiled or the measurement failed.
+std::optional<std::map<size_t, json>> time_side_by_side(const Trial &first,
+                                                        const std::vector<const CompiledCandidate *> &compiled,
+                                                        const DistillOptions &options) {
+    json batch = {{"shapes", json::array({{{"shape_id", first.shape_id}, {"call", first.call}}})},
+                  {"candidates", json::array()},
+                  {"measure", {{"samples", options.measure.samples},
+                               {"min_sample_ms", options.measure.min_sample_ms},
+                               {"slow_factor", 1e9}}},  // time every one
+                  {"device", to_string(first.device)}};
+    for (size_t i = 0; i < compiled.size(); i++) {
+        if (compiled[i]->shared_object.empty()) continue;
+        batch["candidates"].push_back({{"index", i},
+                                       {"shared_object", compiled[i]->shared_object},
+                                       {"function", compiled[i]->candidate.function_name()},
+                                       {"structure", gradtune::to_json(first.structure)}});
+    }
+    if (batch["candidates"].size() < 2) return std::nullopt;
+    const std::string batch_path = options.work_dir + "/remeasure.json";
+    const std::string results_path = options.work_dir + "/remeasure.jsonl";
+    std::ofstream(batch_path) << batch.dump();
+    if (run_process({options.self, "measure", "--batch", batch_path}, results_path) != 0) {
+        std::cerr << "gradtune distill: " << first.op << " " << first.shape_id
+                  << ": the side-by-side measurement failed; the log's choice stands\n";
+        return std::nullopt;
+    }
+    std::map<size_t, json> result_of;  // index in settings -> its result
+    std::ifstream results(results_path);
+    for (std::string line; std::getline(results, line);) {
+        const json r = json::parse(line, nullptr, /*allow_exceptions=*/false);
+        if (!r.is_object() || !r.contains("candidate") || r.value("status", "") != "ok") continue;
+        if (!(r.value("median_ms", 0.0) > 0) || !(r.value("generic_median_ms", 0.0) > 0)) continue;
+        const size_t i = r.at("candidate").get<size_t>();
+        if (i < compiled.size()) result_of[i] = r;
+    }
+    return result_of;
+}
+
 // Where the log's best setting for a shape is not its committed record,
 // times the `options.remeasure` best settings of the log and the committed
 // one again, side by side in one measuring process per shape, and points
@@ -169,20 +228,7 @@ void remeasure(const std::vector<const Trial *> &usable, const DistillOptions &o
         if (same == settings.end()) settings.push_back(t);
         else if (relative_time(*t) < relative_time(**same)) *same = t;
     }
-    // The committed records of this class (an unreadable file is reported
-    // by distill itself, which then writes nothing).
-    std::map<std::string, Knobs> committed;
-    std::set<std::string> ops;
-    for (const Trial *t : usable) ops.insert(t->op);
-    for (const std::string &op : ops) {
-        try {
-            const fs::path path = fs::path(options.records_dir) / klass / (op + ".json");
-            if (!fs::exists(path)) continue;
-            for (const Record &r : read_record_file(path.string()).records)
-                if (!r.generic_wins) committed[record_key(r)] = r.knobs;
-        } catch (const std::exception &) {
-        }
-    }
+    const std::map<std::string, Knobs> committed = committed_knobs(usable, options, klass);
     // Per shape, the settings to time: the log's best few and the record.
     std::map<std::string, std::vector<Trial>> contenders;
     std::vector<Candidate> candidates;             // every setting, compiled once
@@ -221,41 +267,14 @@ void remeasure(const std::vector<const Trial *> &usable, const DistillOptions &o
     const std::vector<CompiledCandidate> compiled = compile_candidates(candidates, options.work_dir, 2);
     int changed = 0, timed = 0;
     for (const auto &[key, settings] : contenders) {
-        const Trial &first = settings.front();
-        json batch = {{"shapes", json::array({{{"shape_id", first.shape_id}, {"call", first.call}}})},
-                      {"candidates", json::array()},
-                      {"measure", {{"samples", options.measure.samples},
-                                   {"min_sample_ms", options.measure.min_sample_ms},
-                                   {"slow_factor", 1e9}}},  // time every one
-                      {"device", to_string(first.device)}};
-        for (size_t i = 0; i < settings.size(); i++) {
-            const CompiledCandidate &c =
-                compiled[compiled_index.at(Candidate{first.op, first.device, first.structure, settings[i].knobs}
-                                               .function_name())];
-            if (c.shared_object.empty()) continue;
-            batch["candidates"].push_back({{"index", i},
-                                           {"shared_object", c.shared_object},
-                                           {"function", c.candidate.function_name()},
-                                           {"structure", gradtune::to_json(first.structure)}});
-        }
-        if (batch["candidates"].size() < 2) continue;
-        const std::string batch_path = options.work_dir + "/remeasure.json";
-        const std::string results_path = options.work_dir + "/remeasure.jsonl";
-        std::ofstream(batch_path) << batch.dump();
-        if (run_process({options.self, "measure", "--batch", batch_path}, results_path) != 0) {
-            std::cerr << "gradtune distill: " << first.op << " " << first.shape_id
-                      << ": the side-by-side measurement failed; the log's choice stands\n";
-            continue;
-        }
-        std::map<size_t, json> result_of;  // index in settings -> its result
-        std::ifstream results(results_path);
-        for (std::string line; std::getline(results, line);) {
-            const json r = json::parse(line, nullptr, /*allow_exceptions=*/false);
-            if (!r.is_object() || !r.contains("candidate") || r.value("status", "") != "ok") continue;
-            if (!(r.value("median_ms", 0.0) > 0) || !(r.value("generic_median_ms", 0.0) > 0)) continue;
-            const size_t i = r.at("candidate").get<size_t>();
-            if (i < settings.size()) result_of[i] = r;
-        }
+        std::vector<const CompiledCandidate *> compiled_settings;
+        for (const Trial &t : settings)
+            compiled_settings.push_back(
+                &compiled[compiled_index.at(Candidate{t.op, t.device, t.structure, t.knobs}.function_name())]);
+        const std::optional<std::map<size_t, json>> timed_settings =
+            time_side_by_side(settings.front(), compiled_settings, options);
+        if (!timed_settings) continue;
+        const std::map<size_t, json> &result_of = *timed_settings;
         std::optional<size_t> fastest, kept;
         for (const auto &[i, r] : result_of) {
             if (!fastest || r.at("median_ms").get<double>() < result_of.at(*fastest).at("median_ms").get<double>())

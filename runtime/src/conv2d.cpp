@@ -117,19 +117,10 @@ Status Definition::Prepare(const Args &args, Prepared *p) {
     const int64_t batch = input.shape[n_dim];
     if (!tf::FitsInt32(batch)) return InvalidArgument("batch is too large");
 
-    int64_t out_rows = 0, pad_top = 0, pad_bottom = 0, out_cols = 0, pad_left = 0, pad_right = 0;
-    if (padding == Padding::kExplicit) {
-        pad_top = attrs.explicit_paddings_[2 * h_dim];
-        pad_bottom = attrs.explicit_paddings_[2 * h_dim + 1];
-        pad_left = attrs.explicit_paddings_[2 * w_dim];
-        pad_right = attrs.explicit_paddings_[2 * w_dim + 1];
-    }
-    GRADTUNE_RETURN_IF_ERROR(tf::GetWindowedOutputSizeVerbose(input.shape[h_dim], filter.shape[0], dilations[h_dim],
-                                                              strides[h_dim], padding, &out_rows, &pad_top,
-                                                              &pad_bottom));
-    GRADTUNE_RETURN_IF_ERROR(tf::GetWindowedOutputSizeVerbose(input.shape[w_dim], filter.shape[1], dilations[w_dim],
-                                                              strides[w_dim], padding, &out_cols, &pad_left,
-                                                              &pad_right));
+    tf::Window2D window;
+    GRADTUNE_RETURN_IF_ERROR(tf::GetWindowedOutputSize2D(
+        input.shape, filter.shape[0], filter.shape[1], dilations[h_dim], dilations[w_dim], strides[h_dim],
+        strides[w_dim], padding, attrs.explicit_paddings_, format, &window));
 
     // The CPU launcher (LaunchConv2DOp<CPUDevice>). Its NHWC-only refusal is
     // gone (spec 15.1); the other checks stand. num_groups <= 0 cannot
@@ -142,14 +133,14 @@ Status Definition::Prepare(const Args &args, Prepared *p) {
                                            std::to_string(out_depth) + " vs " + std::to_string(groups));
     }
 
-    p->output_shape = format == DataFormat::kNHWC ? std::vector<int64_t>{batch, out_rows, out_cols, out_depth}
-                                                  : std::vector<int64_t>{batch, out_depth, out_rows, out_cols};
+    p->output_shape = format == DataFormat::kNHWC ? std::vector<int64_t>{batch, window.rows, window.cols, out_depth}
+                                                  : std::vector<int64_t>{batch, out_depth, window.rows, window.cols};
     p->stride_rows = strides[h_dim];
     p->stride_cols = strides[w_dim];
     p->dilation_rows = dilations[h_dim];
     p->dilation_cols = dilations[w_dim];
-    p->pad_top = pad_top;
-    p->pad_left = pad_left;
+    p->pad_top = window.pad_top;
+    p->pad_left = window.pad_left;
     p->empty_input = input.num_elements() == 0;
     p->info.op = kOp;
     p->info.dtype = DataTypeName(input.dtype);

@@ -128,27 +128,20 @@ Status Definition::Prepare(const Args &args, Prepared *p) {
     if (!tf::FitsInt32(input.shape[w_dim])) return InvalidArgument("Input cols too large");
 
     const int64_t stride = strides[h_dim];
-    int64_t out_rows = 0, pad_top = 0, pad_bottom = 0, out_cols = 0, pad_left = 0, pad_right = 0;
-    if (padding == Padding::kExplicit) {
-        pad_top = attrs.explicit_paddings_[2 * h_dim];
-        pad_bottom = attrs.explicit_paddings_[2 * h_dim + 1];
-        pad_left = attrs.explicit_paddings_[2 * w_dim];
-        pad_right = attrs.explicit_paddings_[2 * w_dim + 1];
-    }
+    tf::Window2D window;
     // TF passes dilation 1 (it refused any other); gradtune the real one.
-    GRADTUNE_RETURN_IF_ERROR(tf::GetWindowedOutputSizeVerbose(input.shape[h_dim], filter.shape[0], dilation_rows,
-                                                              stride, padding, &out_rows, &pad_top, &pad_bottom));
-    GRADTUNE_RETURN_IF_ERROR(tf::GetWindowedOutputSizeVerbose(input.shape[w_dim], filter.shape[1], dilation_cols,
-                                                              stride, padding, &out_cols, &pad_left, &pad_right));
+    GRADTUNE_RETURN_IF_ERROR(tf::GetWindowedOutputSize2D(input.shape, filter.shape[0], filter.shape[1], dilation_rows,
+                                                         dilation_cols, stride, stride, padding,
+                                                         attrs.explicit_paddings_, format, &window));
 
     const int64_t batch = input.shape[n_dim];
-    p->output_shape = format == DataFormat::kNHWC ? std::vector<int64_t>{batch, out_rows, out_cols, out_depth}
-                                                  : std::vector<int64_t>{batch, out_depth, out_rows, out_cols};
+    p->output_shape = format == DataFormat::kNHWC ? std::vector<int64_t>{batch, window.rows, window.cols, out_depth}
+                                                  : std::vector<int64_t>{batch, out_depth, window.rows, window.cols};
     p->stride = stride;
     p->dilation_rows = dilation_rows;
     p->dilation_cols = dilation_cols;
-    p->pad_top = pad_top;
-    p->pad_left = pad_left;
+    p->pad_top = window.pad_top;
+    p->pad_left = window.pad_left;
     p->zeros = input.num_elements() == 0 || filter.num_elements() == 0;
     p->info.op = kOp;
     p->info.dtype = DataTypeName(input.dtype);

@@ -78,18 +78,9 @@ Status Definition::Prepare(const Args &args, Prepared *p) {
 
     // Kernel constructor (the same steps 1-5 as BackpropInput), then the
     // dilations that gradtune honours (spec 15.1; TF never reads them).
-    if (strides.size() != 4) return InvalidArgument("Sliding window strides field must specify 4 dimensions");
-    if (strides[h_dim] != strides[w_dim])
-        return InvalidArgument(
-            "Current implementation only supports equal length strides in the row and column dimensions.");
-    if (strides[n_dim] != 1 || strides[c_dim] != 1)
-        return InvalidArgument("Current implementation does not yet support strides in the batch and depth dimensions.");
-    GRADTUNE_RETURN_IF_ERROR(tf::CheckValidPadding(padding, attrs.explicit_paddings_, format));
+    GRADTUNE_RETURN_IF_ERROR(
+        tf::CheckDepthwiseBackpropAttrs(strides, padding, attrs.explicit_paddings_, attrs.dilations_, format));
     const std::vector<int> &dilations = attrs.dilations_;
-    if (dilations.size() != 4) return InvalidArgument("Sliding window dilations field must specify 4 dimensions");
-    if (dilations[n_dim] != 1 || dilations[c_dim] != 1)
-        return InvalidArgument(
-            "Current implementation does not yet support dilations in the batch and depth dimensions.");
 
     // Compute: filter_sizes (TF's message says Conv2DBackpropFilter), then
     // EXTRACT_AND_VERIFY_DIMENSIONS with the shape of `input`.
@@ -122,32 +113,25 @@ Status Definition::Prepare(const Args &args, Prepared *p) {
         return InvalidArgument(label + ": depth_multiplier * in_depth not equal to out_depth");
 
     const int64_t stride = strides[h_dim];
-    int64_t out_rows = 0, pad_top = 0, pad_bottom = 0, out_cols = 0, pad_left = 0, pad_right = 0;
-    if (padding == Padding::kExplicit) {
-        pad_top = attrs.explicit_paddings_[2 * h_dim];
-        pad_bottom = attrs.explicit_paddings_[2 * h_dim + 1];
-        pad_left = attrs.explicit_paddings_[2 * w_dim];
-        pad_right = attrs.explicit_paddings_[2 * w_dim + 1];
-    }
+    tf::Window2D window;
     // TF passes dilation 1 here (it ignores dilations); gradtune computes the
     // dilated gradient, so the effective filter size uses the real dilation.
-    GRADTUNE_RETURN_IF_ERROR(tf::GetWindowedOutputSizeVerbose(in[h_dim], filter[0], dilations[h_dim], stride, padding,
-                                                              &out_rows, &pad_top, &pad_bottom));
-    GRADTUNE_RETURN_IF_ERROR(tf::GetWindowedOutputSizeVerbose(in[w_dim], filter[1], dilations[w_dim], stride, padding,
-                                                              &out_cols, &pad_left, &pad_right));
-    if (out[h_dim] != out_rows)
+    GRADTUNE_RETURN_IF_ERROR(tf::GetWindowedOutputSize2D(in, filter[0], filter[1], dilations[h_dim], dilations[w_dim],
+                                                         stride, stride, padding, attrs.explicit_paddings_, format,
+                                                         &window));
+    if (out[h_dim] != window.rows)
         return InvalidArgument(label + ": Number of rows of out_backprop doesn't match computed: actual = " +
-                               std::to_string(out[h_dim]) + ", computed = " + std::to_string(out_rows));
-    if (out[w_dim] != out_cols)
+                               std::to_string(out[h_dim]) + ", computed = " + std::to_string(window.rows));
+    if (out[w_dim] != window.cols)
         return InvalidArgument(label + ": Number of cols of out_backprop doesn't match computed: actual = " +
-                               std::to_string(out[w_dim]) + ", computed = " + std::to_string(out_cols));
+                               std::to_string(out[w_dim]) + ", computed = " + std::to_string(window.cols));
 
     p->filter_shape = filter;
     p->stride = stride;
     p->dilation_rows = dilations[h_dim];
     p->dilation_cols = dilations[w_dim];
-    p->pad_top = pad_top;
-    p->pad_left = pad_left;
+    p->pad_top = window.pad_top;
+    p->pad_left = window.pad_left;
     // An empty out_backprop (TF: uninitialised output, spec 15.2) or an empty
     // input (every tap reads padding) gives zeros.
     p->zeros = out_backprop.num_elements() == 0 || input.num_elements() == 0;

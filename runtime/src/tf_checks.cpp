@@ -167,6 +167,42 @@ Status GetWindowedOutputSizeVerbose(int64_t input_size, int64_t filter_size, int
     return Status::OK();
 }
 
+Status GetWindowedOutputSize2D(const std::vector<int64_t> &input_shape, int64_t filter_rows, int64_t filter_cols,
+                               int64_t dilation_rows, int64_t dilation_cols, int64_t stride_rows,
+                               int64_t stride_cols, Padding padding, const std::vector<int> &explicit_paddings,
+                               DataFormat format, Window2D *w) {
+    const int h_dim = DimIndex(format, 'H'), w_dim = DimIndex(format, 'W');
+    if (padding == Padding::kExplicit) {
+        w->pad_top = explicit_paddings[2 * h_dim];
+        w->pad_bottom = explicit_paddings[2 * h_dim + 1];
+        w->pad_left = explicit_paddings[2 * w_dim];
+        w->pad_right = explicit_paddings[2 * w_dim + 1];
+    }
+    GRADTUNE_RETURN_IF_ERROR(GetWindowedOutputSizeVerbose(input_shape[h_dim], filter_rows, dilation_rows, stride_rows,
+                                                          padding, &w->rows, &w->pad_top, &w->pad_bottom));
+    return GetWindowedOutputSizeVerbose(input_shape[w_dim], filter_cols, dilation_cols, stride_cols, padding,
+                                        &w->cols, &w->pad_left, &w->pad_right);
+}
+
+Status CheckDepthwiseBackpropAttrs(const std::vector<int> &strides, Padding padding,
+                                   const std::vector<int> &explicit_paddings, const std::vector<int> &dilations,
+                                   DataFormat format) {
+    const int n_dim = DimIndex(format, 'N'), h_dim = DimIndex(format, 'H');
+    const int w_dim = DimIndex(format, 'W'), c_dim = DimIndex(format, 'C');
+    if (strides.size() != 4) return InvalidArgument("Sliding window strides field must specify 4 dimensions");
+    if (strides[h_dim] != strides[w_dim])
+        return InvalidArgument(
+            "Current implementation only supports equal length strides in the row and column dimensions.");
+    if (strides[n_dim] != 1 || strides[c_dim] != 1)
+        return InvalidArgument("Current implementation does not yet support strides in the batch and depth dimensions.");
+    GRADTUNE_RETURN_IF_ERROR(CheckValidPadding(padding, explicit_paddings, format));
+    if (dilations.size() != 4) return InvalidArgument("Sliding window dilations field must specify 4 dimensions");
+    if (dilations[n_dim] != 1 || dilations[c_dim] != 1)
+        return InvalidArgument(
+            "Current implementation does not yet support dilations in the batch and depth dimensions.");
+    return Status::OK();
+}
+
 Status ShapeBuilder::AddDim(int64_t size) {
     if (dims_.size() >= 254) return InvalidArgument("Too many dimensions in tensor");
     if (size < 0) return InvalidArgument("Expected a non-negative size, got " + std::to_string(size));

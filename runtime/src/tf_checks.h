@@ -54,6 +54,25 @@ Status GetWindowedOutputSizeVerbose(int64_t input_size, int64_t filter_size, int
                                     int64_t stride, Padding padding, int64_t *output_size,
                                     int64_t *pad_before, int64_t *pad_after);
 
+// GetWindowedOutputSizeVerbose for the rows, then the columns, of a 4-D
+// input in `format`, EXPLICIT pads read from `explicit_paddings` (format
+// order, as CheckValidPadding accepted them).
+struct Window2D {
+    int64_t rows = 0, cols = 0;  // the output's
+    int64_t pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
+};
+Status GetWindowedOutputSize2D(const std::vector<int64_t> &input_shape, int64_t filter_rows, int64_t filter_cols,
+                               int64_t dilation_rows, int64_t dilation_cols, int64_t stride_rows,
+                               int64_t stride_cols, Padding padding, const std::vector<int> &explicit_paddings,
+                               DataFormat format, Window2D *window);
+
+// The depthwise gradient kernels' constructor checks (TF's steps 1-5:
+// strides, then padding), then the dilations gradtune honours (spec 15.1;
+// TF never reads them).
+Status CheckDepthwiseBackpropAttrs(const std::vector<int> &strides, Padding padding,
+                                   const std::vector<int> &explicit_paddings, const std::vector<int> &dilations,
+                                   DataFormat format);
+
 // TensorShape::AddDimWithStatus on a growing shape: negative sizes and int64
 // overflow of the element count, with TF's texts.
 class ShapeBuilder {
