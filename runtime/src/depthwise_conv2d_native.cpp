@@ -90,13 +90,7 @@ Status Definition::Prepare(const Args &args, Prepared *p) {
     const int w_dim = tf::DimIndex(format, 'W'), c_dim = tf::DimIndex(format, 'C');
 
     // Kernel constructor.
-    if (strides.size() != 4) return InvalidArgument("Sliding window strides field must specify 4 dimensions");
-    if (strides[h_dim] != strides[w_dim])
-        return InvalidArgument(
-            "Current implementation only supports equal length strides in the row and column dimensions.");
-    if (strides[n_dim] != 1 || strides[c_dim] != 1)
-        return InvalidArgument("Current implementation does not yet support strides in the batch and depth dimensions.");
-    GRADTUNE_RETURN_IF_ERROR(tf::CheckValidPadding(padding, attrs.explicit_paddings_, format));
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckDepthwiseStrides(strides, padding, attrs.explicit_paddings_, format));
     // TF refuses every dilation != 1 here (Unimplemented). gradtune computes
     // real dilations (spec 15.1), so only lists that are not valid dilations
     // keep TF's refusal: all ones (of any length, as TF accepts them) mean no

@@ -184,9 +184,8 @@ Status GetWindowedOutputSize2D(const std::vector<int64_t> &input_shape, int64_t 
                                         &w->cols, &w->pad_left, &w->pad_right);
 }
 
-Status CheckDepthwiseBackpropAttrs(const std::vector<int> &strides, Padding padding,
-                                   const std::vector<int> &explicit_paddings, const std::vector<int> &dilations,
-                                   DataFormat format) {
+Status CheckDepthwiseStrides(const std::vector<int> &strides, Padding padding,
+                             const std::vector<int> &explicit_paddings, DataFormat format) {
     const int n_dim = DimIndex(format, 'N'), h_dim = DimIndex(format, 'H');
     const int w_dim = DimIndex(format, 'W'), c_dim = DimIndex(format, 'C');
     if (strides.size() != 4) return InvalidArgument("Sliding window strides field must specify 4 dimensions");
@@ -195,7 +194,14 @@ Status CheckDepthwiseBackpropAttrs(const std::vector<int> &strides, Padding padd
             "Current implementation only supports equal length strides in the row and column dimensions.");
     if (strides[n_dim] != 1 || strides[c_dim] != 1)
         return InvalidArgument("Current implementation does not yet support strides in the batch and depth dimensions.");
-    GRADTUNE_RETURN_IF_ERROR(CheckValidPadding(padding, explicit_paddings, format));
+    return CheckValidPadding(padding, explicit_paddings, format);
+}
+
+Status CheckDepthwiseBackpropAttrs(const std::vector<int> &strides, Padding padding,
+                                   const std::vector<int> &explicit_paddings, const std::vector<int> &dilations,
+                                   DataFormat format) {
+    const int n_dim = DimIndex(format, 'N'), c_dim = DimIndex(format, 'C');
+    GRADTUNE_RETURN_IF_ERROR(CheckDepthwiseStrides(strides, padding, explicit_paddings, format));
     if (dilations.size() != 4) return InvalidArgument("Sliding window dilations field must specify 4 dimensions");
     if (dilations[n_dim] != 1 || dilations[c_dim] != 1)
         return InvalidArgument(

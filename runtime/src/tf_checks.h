@@ -66,8 +66,13 @@ Status GetWindowedOutputSize2D(const std::vector<int64_t> &input_shape, int64_t 
                                int64_t stride_cols, Padding padding, const std::vector<int> &explicit_paddings,
                                DataFormat format, Window2D *window);
 
+// The depthwise kernels' constructor checks of the strides (4 of them, equal
+// rows and columns, 1 along N and C), then of the padding.
+Status CheckDepthwiseStrides(const std::vector<int> &strides, Padding padding,
+                             const std::vector<int> &explicit_paddings, DataFormat format);
+
 // The depthwise gradient kernels' constructor checks (TF's steps 1-5:
-// strides, then padding), then the dilations gradtune honours (spec 15.1;
+// CheckDepthwiseStrides), then the dilations gradtune honours (spec 15.1;
 // TF never reads them).
 Status CheckDepthwiseBackpropAttrs(const std::vector<int> &strides, Padding padding,
                                    const std::vector<int> &explicit_paddings, const std::vector<int> &dilations,
