@@ -90,9 +90,10 @@ std::string algorithm_of(const std::string &variant) {
     }();
     auto it = knobs.find(variant);
     if (it == knobs.end()) return "";
+    const std::string prefix = std::string(kAlgorithmKnob) + "=";
     std::istringstream in(it->second);
     for (std::string setting; in >> setting;)
-        if (setting.rfind("algorithm=", 0) == 0) return setting.substr(10);
+        if (setting.rfind(prefix, 0) == 0) return setting.substr(prefix.size());
     return "";
 }
 
@@ -104,7 +105,7 @@ std::string algorithm_legend(const std::string &op_name) {
     Structure generic{"float32", "NHWC", {}};
     for (const std::string &param : op->structure_params) generic.fixed[param] = 0;
     const KnobSpace space = op->space(Device::cpu, generic);
-    const Knob *knob = space.find("algorithm");
+    const Knob *knob = space.find(kAlgorithmKnob);
     return knob ? knob->why : "";
 }
 

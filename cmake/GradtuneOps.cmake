@@ -1,11 +1,11 @@
 # Every op gradtune compiles: "TFName:file_stem". Adding an op is one line
 # here plus its own files (DESIGN.md rule 6), all named after the stem:
 #   generators/<stem>_generator.cpp
-#   schedules/<stem>.h, <stem>.cpp (apply), <stem>_space.cpp (knob space)
+#   schedules/<stem>.h, <stem>.cpp (apply), <stem>_space.h (knob tables, space)
 #   runtime/include/gradtune/<stem>.h, runtime/src/<stem>.cpp
 #   tests/reference/<stem>.h/.cpp, tests/test_<stem>.cpp
 # The C++ registries (schedules/ops.cpp, runtime/src/op_registry.cpp) include
-# the generated op_list.inc made from this list.
+# the generated op_list.inc (and op_spaces.inc) made from this list.
 set(GRADTUNE_ALL_OPS
     DepthwiseConv2dNativeBackpropInput:depthwise_conv2d_native_backprop_input
     DepthwiseConv2dNativeBackpropFilter:depthwise_conv2d_native_backprop_filter
@@ -23,6 +23,7 @@ set(GRADTUNE_OP_FILTER "" CACHE STRING
 set(GRADTUNE_OPS "")       # TF names
 set(GRADTUNE_OP_STEMS "")  # file stems, same order
 set(_op_list_inc "// Generated from cmake/GradtuneOps.cmake. Do not edit.\n")
+set(_op_spaces_inc "${_op_list_inc}")
 foreach (entry IN LISTS GRADTUNE_ALL_OPS)
     string(REPLACE ":" ";" entry "${entry}")
     list(GET entry 0 _name)
@@ -33,9 +34,11 @@ foreach (entry IN LISTS GRADTUNE_ALL_OPS)
     list(APPEND GRADTUNE_OPS ${_name})
     list(APPEND GRADTUNE_OP_STEMS ${_stem})
     string(APPEND _op_list_inc "GRADTUNE_OP(${_name}, ${_stem})\n")
+    string(APPEND _op_spaces_inc "#include \"${_stem}_space.h\"\n")
 endforeach ()
 set(GRADTUNE_GENERATED_DIR "${PROJECT_BINARY_DIR}/generated")
 file(CONFIGURE OUTPUT "${GRADTUNE_GENERATED_DIR}/op_list.inc" CONTENT "${_op_list_inc}")
+file(CONFIGURE OUTPUT "${GRADTUNE_GENERATED_DIR}/op_spaces.inc" CONTENT "${_op_spaces_inc}")
 
 # The public umbrella header, gradtune/gradtune.h: every op's header (the ops
 # of this list, so GRADTUNE_OP_FILTER builds declare only their own) and the
@@ -66,7 +69,7 @@ endfunction()
 
 # A hash of each op's generator and schedule sources (plus the files every op
 # shares): provenance of trials and records (what they were tuned on), not
-# their validity, which is the op's knob-space version (schedules/<op>_space.cpp).
+# their validity, which is the op's knob-space version (schedules/<op>_space.h).
 set(GRADTUNE_COMMON_SOURCES
     generators/common/window.h
     schedules/halide_knobs.h
@@ -77,7 +80,7 @@ set(GRADTUNE_COMMON_SOURCES
 foreach (op file IN ZIP_LISTS GRADTUNE_OPS GRADTUNE_OP_STEMS)
     set(_files ${GRADTUNE_COMMON_SOURCES}
         generators/${file}_generator.cpp
-        schedules/${file}.h schedules/${file}.cpp schedules/${file}_space.cpp)
+        schedules/${file}.h schedules/${file}.cpp schedules/${file}_space.h)
     set(_text "")
     foreach (f IN LISTS _files)
         file(READ "${PROJECT_SOURCE_DIR}/${f}" _content)

@@ -20,8 +20,6 @@ set(_tool_sources
     "${PROJECT_SOURCE_DIR}/tuner/records.cpp"
     "${PROJECT_SOURCE_DIR}/schedules/knob_space.cpp"
     "${PROJECT_SOURCE_DIR}/schedules/ops.cpp")
-gradtune_op_files(_spaces "${PROJECT_SOURCE_DIR}/schedules/" "_space.cpp")
-list(APPEND _tool_sources ${_spaces})
 set(_tool "${PROJECT_BINARY_DIR}/gradtune-records")
 # Compiled again only when its inputs change: the try_compile is nearly all of
 # a configure's time (12 s of 12.5 s), and every distill -> rebuild, the

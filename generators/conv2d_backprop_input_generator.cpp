@@ -67,6 +67,17 @@ public:
     }
 
     void generate() {
+        gradtune::Structure structure{halide_type_to_enum_string(T),
+                                      data_format == DataFormat::NHWC ? "NHWC" : "NCHW",
+                                      {{"dilation_height", dilation_height},
+                                       {"dilation_width", dilation_width},
+                                       {"filter_height", filter_height},
+                                       {"filter_width", filter_width},
+                                       {"groups", groups},
+                                       {"stride_height", stride_height},
+                                       {"stride_width", stride_width}}};
+        const gradtune::Knobs checked =
+            gradtune::checked_knobs("Conv2DBackpropInput", structure, knobs.values(), get_target());
         gradtune::Conv2DBackpropInputPipeline p;
         Var c = p.c, x = p.x, y = p.y, n = p.n;
         const Type acc_type = gradtune::window::accumulator_type(T);
@@ -105,8 +116,10 @@ public:
         // Og % vector_width channels. It is a CPU algorithm of ungrouped
         // variants (the space's constraint).
         const bool cpu = gradtune::device_of(get_target()) == gradtune::Device::cpu;
-        const bool dot = cpu && knobs.algorithm == 1;
-        const bool winograd = cpu && knobs.algorithm == 2;
+        const auto cpu_knobs =
+            cpu ? gradtune::Conv2DBackpropInputCpuKnobs::from(checked) : gradtune::Conv2DBackpropInputCpuKnobs{};
+        const bool dot = cpu && cpu_knobs.algorithm == 1;
+        const bool winograd = cpu && cpu_knobs.algorithm == 2;
 
         // The filter as the reduction reads it: (c, o, fw, fh). The direct
         // and Winograd schedules pack it channel-major, so that a vector
@@ -144,7 +157,7 @@ public:
         if (winograd) {
             winograd_f2x2_3x3(p, acc_type, group_out);
         } else if (dot) {
-            const int lanes = knobs.vector_width;
+            const int lanes = cpu_knobs.vector_width;
             Expr vectors = group_out / lanes;
             p.taps = RDom({{0, lanes}, {0, vectors}, {0, cols.count()}, {0, rows.count()}}, "taps");
             p.taps.where(cols.valid(p.taps.z) && rows.valid(p.taps.w));
@@ -166,16 +179,7 @@ public:
         p.width = output->dim(1).extent();
         p.height = output->dim(2).extent();
 
-        gradtune::Structure structure{
-            halide_type_to_enum_string(T), data_format == DataFormat::NHWC ? "NHWC" : "NCHW",
-            {{"dilation_height", dilation_height}, {"dilation_width", dilation_width},
-             {"filter_height", filter_height}, {"filter_width", filter_width}, {"groups", groups},
-             {"stride_height", stride_height}, {"stride_width", stride_width}}};
-        const gradtune::OpSchema *op = gradtune::find_op("Conv2DBackpropInput");
-        std::string why = op->check_structure(structure);
-        _halide_user_assert(why.empty()) << why;
-        const auto space = op->space(gradtune::device_of(get_target()), structure);
-        gradtune::apply(gradtune::read_knobs(space, knobs.values()), structure, p, get_target());
+        gradtune::apply(checked, structure, p, get_target());
     }
 
 private:

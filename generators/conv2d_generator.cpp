@@ -107,11 +107,8 @@ public:
             {{"dilation_height", dilation_height}, {"dilation_width", dilation_width},
              {"filter_height", filter_height}, {"filter_width", filter_width},
              {"stride_height", stride_height}, {"stride_width", stride_width}}};
-        const gradtune::OpSchema *op = gradtune::find_op("Conv2D");
-        std::string why = op->check_structure(structure);
-        _halide_user_assert(why.empty()) << why;
-        const auto space = op->space(gradtune::device_of(get_target()), structure);
-        gradtune::apply(gradtune::read_knobs(space, knobs.values()), structure, p, get_target());
+        gradtune::apply(gradtune::checked_knobs("Conv2D", structure, knobs.values(), get_target()), structure, p,
+                        get_target());
     }
 
 private:

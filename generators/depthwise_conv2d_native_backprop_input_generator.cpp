@@ -98,11 +98,9 @@ public:
             {{"depth_multiplier", depth_multiplier}, {"dilation_height", dilation_height},
              {"dilation_width", dilation_width}, {"filter_height", filter_height},
              {"filter_width", filter_width}, {"stride", stride}}};
-        const gradtune::OpSchema *op = gradtune::find_op("DepthwiseConv2dNativeBackpropInput");
-        std::string why = op->check_structure(structure);
-        _halide_user_assert(why.empty()) << why;
-        const auto space = op->space(gradtune::device_of(get_target()), structure);
-        gradtune::apply(gradtune::read_knobs(space, knobs.values()), structure, p, get_target());
+        gradtune::apply(
+            gradtune::checked_knobs("DepthwiseConv2dNativeBackpropInput", structure, knobs.values(), get_target()),
+            structure, p, get_target());
     }
 
 private:

@@ -80,11 +80,8 @@ public:
         p.height = output->dim(2).extent();
 
         gradtune::Structure structure{halide_type_to_enum_string(T), "NHWC", {{"overlapping", overlapping}}};
-        const gradtune::OpSchema *op = gradtune::find_op("FractionalAvgPool");
-        std::string why = op->check_structure(structure);
-        _halide_user_assert(why.empty()) << why;
-        const auto space = op->space(gradtune::device_of(get_target()), structure);
-        gradtune::apply(gradtune::read_knobs(space, knobs.values()), structure, p, get_target());
+        gradtune::apply(gradtune::checked_knobs("FractionalAvgPool", structure, knobs.values(), get_target()),
+                        structure, p, get_target());
     }
 
 private:

@@ -85,6 +85,10 @@ public:
     void generate() {
         _halide_user_assert(overlapping >= 0 && overlapping <= 2)
             << "overlapping must be 0 (run time), 1 (false) or 2 (true), not " << static_cast<int>(overlapping);
+        gradtune::Structure structure{halide_type_to_enum_string(T), "NHWC", {{"overlapping", overlapping}}};
+        const gradtune::Knobs checked =
+            gradtune::checked_knobs("FractionalAvgPoolGrad", structure, knobs.values(), get_target());
+        const bool cpu = gradtune::device_of(get_target()) == gradtune::Device::cpu;
         gradtune::FractionalAvgPoolGradPipeline p;
         Var d = p.d, w = p.w, h = p.h, n = p.n;
 
@@ -99,7 +103,8 @@ public:
         Expr value = cast<double>((*out_backprop)(d, w, h, n)), size = cast<double>(cell_size);
         p.small_cells = cast<int64_t>(in_rows) * cast<int64_t>(in_cols) < Expr(int64_t{1} << 26);
         Expr term = value / size;
-        if (knobs.divide_by_reciprocal) term = select(p.small_cells, divide_by_reciprocal(value, size), term);
+        if (cpu && gradtune::FractionalAvgPoolGradCpuKnobs::from(checked).divide_by_reciprocal)
+            term = select(p.small_cells, divide_by_reciprocal(value, size), term);
         p.quotient(d, w, h, n) = strict_float(term);
 
         // Pixel (h, w): row cells first_r .. first_r + count_r - 1 (outer, TF's
@@ -122,12 +127,7 @@ public:
         p.width = output->dim(1).extent();
         p.height = output->dim(2).extent();
 
-        gradtune::Structure structure{halide_type_to_enum_string(T), "NHWC", {{"overlapping", overlapping}}};
-        const gradtune::OpSchema *op = gradtune::find_op("FractionalAvgPoolGrad");
-        std::string why = op->check_structure(structure);
-        _halide_user_assert(why.empty()) << why;
-        const auto space = op->space(gradtune::device_of(get_target()), structure);
-        gradtune::apply(gradtune::read_knobs(space, knobs.values()), structure, p, get_target());
+        gradtune::apply(checked, structure, p, get_target());
     }
 
 private:

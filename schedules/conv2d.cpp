@@ -1,4 +1,4 @@
-// apply() for Conv2D. Knob meanings and legal values: conv2d_space.cpp.
+// apply() for Conv2D. Knob meanings and legal values: conv2d_space.h.
 #include "conv2d.h"
 
 #include "halide_knobs.h"
@@ -38,17 +38,17 @@ void tile_cpu(Stage stage, const CpuLoops &l, Var inner, Var other, Var y, Var n
     stage.vectorize(l.inner_lane, vector_width, TailStrategy::GuardWithIf);
 }
 
-void apply_cpu(const Knobs &k, const Structure &s, Conv2DPipeline &p) {
+void apply_cpu(const Conv2DCpuKnobs &k, const Structure &s, Conv2DPipeline &p) {
     const bool nhwc = s.data_format == "NHWC";
     // The unit-stride dimension is vectorised (output channels in NHWC,
     // columns in NCHW); the other one is tiled.
     Var inner = nhwc ? p.o : p.x, other = nhwc ? p.x : p.o;
     Expr inner_extent = nhwc ? p.out_channels : p.width;
     Expr other_extent = nhwc ? p.width : p.out_channels;
-    const int vector = k.at("vector_width");
-    const int inner_size = vector * k.at("vectors_per_tile");
-    const int other_size = k.at("tile_other"), rows = k.at("tile_y");
-    const bool channel_outer = k.at("channel_outer");
+    const int vector = k.vector_width;
+    const int inner_size = vector * k.vectors_per_tile;
+    const int other_size = k.tile_other, rows = k.tile_y;
+    const bool channel_outer = k.channel_outer;
     CpuLoops l;
 
     // Full register tiles when the extents allow; one vector per pixel else.
@@ -58,14 +58,14 @@ void apply_cpu(const Knobs &k, const Structure &s, Conv2DPipeline &p) {
     Expr full_tiles = inner_extent >= inner_size && other_extent >= other_size && p.height >= rows;
     if (!is_const(p.single_group)) {
         Stage ungrouped = p.output.specialize(full_tiles && p.single_group);
-        tile_cpu(ungrouped, l, inner, other, p.y, p.n, inner_size, other_size, rows, k.at("rows_per_task"),
-                 channel_outer, vector, TailStrategy::ShiftInwards);
+        tile_cpu(ungrouped, l, inner, other, p.y, p.n, inner_size, other_size, rows, k.rows_per_task, channel_outer,
+                 vector, TailStrategy::ShiftInwards);
     }
     Stage full = p.output.specialize(full_tiles);
-    tile_cpu(full, l, inner, other, p.y, p.n, inner_size, other_size, rows, k.at("rows_per_task"), channel_outer,
-             vector, TailStrategy::ShiftInwards);
-    tile_cpu(p.output, l, inner, other, p.y, p.n, vector, 1, 1, k.at("rows_per_task") * rows, channel_outer,
-             vector, TailStrategy::GuardWithIf);
+    tile_cpu(full, l, inner, other, p.y, p.n, inner_size, other_size, rows, k.rows_per_task, channel_outer, vector,
+             TailStrategy::ShiftInwards);
+    tile_cpu(p.output, l, inner, other, p.y, p.n, vector, 1, 1, k.rows_per_task * rows, channel_outer, vector,
+             TailStrategy::GuardWithIf);
 
     // The accumulator tile lives in registers for the whole reduction.
     const Var tile_loop = channel_outer ? l.other_tile : l.inner_tile;
@@ -76,15 +76,15 @@ void apply_cpu(const Knobs &k, const Structure &s, Conv2DPipeline &p) {
         .unroll(p.y);
     RVar channel = p.reduction.x, col_tap = p.reduction.y, row_tap = p.reduction.z;
     Stage update = p.accumulator.update();
-    if (k.at("taps_inner")) {
+    if (k.taps_inner) {
         update.reorder(inner, other, p.y, col_tap, row_tap, channel);
     } else {
         update.reorder(inner, other, p.y, channel, col_tap, row_tap);
     }
     update.vectorize(inner, vector, TailStrategy::GuardWithIf).unroll(inner).unroll(other).unroll(p.y);
-    if (k.at("unroll_taps")) update.unroll(col_tap).unroll(row_tap);
+    if (k.unroll_taps) update.unroll(col_tap).unroll(row_tap);
 
-    if (k.at("stage_input")) {
+    if (k.stage_input) {
         // A zero-padded copy of the task's input rows: no boundary selects in
         // the reduction, at the price of one more pass over the input.
         Var c0 = p.input.args()[0], c1 = p.input.args()[1];
@@ -92,17 +92,17 @@ void apply_cpu(const Knobs &k, const Structure &s, Conv2DPipeline &p) {
     }
 }
 
-void apply_cuda(const Knobs &k, const Structure &s, Conv2DPipeline &p) {
+void apply_cuda(const Conv2DCudaKnobs &k, const Structure &s, Conv2DPipeline &p) {
     const bool nhwc = s.data_format == "NHWC";
     Var inner = nhwc ? p.o : p.x, other = nhwc ? p.x : p.o;
     Var inner_block{"inner_block"}, inner_thread{"inner_thread"};
     Var other_block{"other_block"}, other_thread{"other_thread"}, other_pos{"other_pos"};
     Var row_block{"row_block"}, row_thread{"row_thread"}, row_block_n{"row_block_n"};
-    const int per_thread = k.at("other_per_thread");
-    p.output.split(inner, inner_block, inner_thread, k.at("threads_inner"), TailStrategy::GuardWithIf)
-        .split(other, other_block, other_thread, k.at("threads_other") * per_thread, TailStrategy::GuardWithIf)
+    const int per_thread = k.other_per_thread;
+    p.output.split(inner, inner_block, inner_thread, k.threads_inner, TailStrategy::GuardWithIf)
+        .split(other, other_block, other_thread, k.threads_other * per_thread, TailStrategy::GuardWithIf)
         .split(other_thread, other_thread, other_pos, per_thread, TailStrategy::GuardWithIf)
-        .split(p.y, row_block, row_thread, k.at("threads_y"), TailStrategy::GuardWithIf)
+        .split(p.y, row_block, row_thread, k.threads_y, TailStrategy::GuardWithIf)
         .reorder(other_pos, inner_thread, other_thread, row_thread, inner_block, other_block, row_block, p.n)
         .fuse(row_block, p.n, row_block_n)
         .gpu_blocks(inner_block, other_block, row_block_n)
@@ -118,9 +118,9 @@ void apply_cuda(const Knobs &k, const Structure &s, Conv2DPipeline &p) {
 
 void apply(const Knobs &knobs, const Structure &structure, Conv2DPipeline &pipeline, const Target &target) {
     if (device_of(target) == Device::cuda) {
-        apply_cuda(knobs, structure, pipeline);
+        apply_cuda(Conv2DCudaKnobs::from(knobs), structure, pipeline);
     } else {
-        apply_cpu(knobs, structure, pipeline);
+        apply_cpu(Conv2DCpuKnobs::from(knobs), structure, pipeline);
     }
 }
 

@@ -1,5 +1,5 @@
 // apply() for Conv2DBackpropFilter. Knob meanings and legal values:
-// conv2d_backprop_filter_space.cpp.
+// conv2d_backprop_filter_space.h.
 //
 // The reduction over every out_backprop position (N * OH * OW, 100k for a
 // ResNet-50 layer at batch 32) is split into blocks of rows_per_block rows of
@@ -122,15 +122,16 @@ void task_merge(Stage merge, const Conv2DBackpropFilterPipeline &p, const Loops 
     merge.parallel(task).vectorize(l.o_lane, vector, TailStrategy::GuardWithIf).unroll(l.ci_pos).unroll(l.fw_pos);
 }
 
-void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropFilterPipeline &p, const Target &target) {
+void apply_cpu(const Conv2DBackpropFilterCpuKnobs &k, const Structure &s, Conv2DBackpropFilterPipeline &p,
+               const Target &target) {
     const bool nhwc = s.data_format == "NHWC";
-    const int vector = k.at("vector_width");
+    const int vector = k.vector_width;
     // The small branch's vectors (and block_sum's) are at most one register:
     // a wider vector over few output channels would be mostly masked lanes.
     const int lanes = std::min(vector, target.natural_vector_size(p.accumulator.type()));
-    const int o_size = vector * k.at("vectors_per_tile"), ci_size = k.at("tile_ci"), fw_size = k.at("tile_fw");
-    const bool tasks_outer = k.at("algorithm") == 1;
-    const Tasks tasks{k.at("reduction_tasks"), k.at("row_tasks") == 1, k.at("ci_tasks"), k.at("o_tiles_per_task")};
+    const int o_size = vector * k.vectors_per_tile, ci_size = k.tile_ci, fw_size = k.tile_fw;
+    const bool tasks_outer = k.algorithm == 1;
+    const Tasks tasks{k.reduction_tasks, k.row_tasks == 1, k.ci_tasks, k.o_tiles_per_task};
     Loops l;
 
     // The accumulator holds the filter gradient in the accumulator type
@@ -154,7 +155,7 @@ void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropFilterPipeline 
         p.accumulator.update().vectorize(p.o, vector, TailStrategy::Predicate).parallel(p.fh);
         oh = oh_rest;
     }
-    Func block_sum = split_into_blocks(merged.update(), oh, p, l, k.at("rows_per_block"), k.at("images_per_block"));
+    Func block_sum = split_into_blocks(merged.update(), oh, p, l, k.rows_per_block, k.images_per_block);
 
     // Full tiles: whole vectors of output channels (a tile never runs past
     // Cout, so out_backprop is read in bounds without a boundary condition);
@@ -167,7 +168,7 @@ void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropFilterPipeline 
     if (tasks_outer) {
         task_merge(merged.update().specialize(full), p, l, o_size, ci_size, fw_size, tasks, vector);
     } else {
-        tile_merge(merged.update().specialize(full), p, l, o_size, ci_size, fw_size, k.at("ci_outer"), vector);
+        tile_merge(merged.update().specialize(full), p, l, o_size, ci_size, fw_size, k.ci_outer, vector);
     }
     // The small branches: output-channel counts that are not a multiple of the
     // tile, and grouped calls. Where one vector (or, for counts such as 24,
@@ -211,7 +212,7 @@ void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropFilterPipeline 
     // The block's partial sums for one tile stay in registers over the
     // block's positions: columns innermost, then rows, then images.
     block_sum.compute_at(merged, l.tile);
-    const int unroll = k.at("unroll_reduction");
+    const int unroll = k.unroll_reduction;
     auto schedule_sums = [&](Stage init, Stage update, int o_lanes) {
         init.vectorize(p.o, o_lanes, TailStrategy::Predicate).unroll(p.o).unroll(p.ci).unroll(p.fw);
         RVar ow = p.positions.x;
@@ -234,8 +235,8 @@ void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropFilterPipeline 
     // channel loads in both layouts (NCHW is transposed here) and, for the
     // input, no boundary selects in the reduction. Blocks outer copies in
     // parallel; tasks outer copies each task's own slice inside the task.
-    for (auto [stage, staged] : {std::pair{k.at("stage_out_backprop"), p.out_backprop},  // (o, ow, oh, n)
-                                 std::pair{k.at("stage_input"), p.input}}) {             // (c, w, h, n)
+    for (auto [stage, staged] : {std::pair{k.stage_out_backprop, p.out_backprop},  // (o, ow, oh, n)
+                                 std::pair{k.stage_input, p.input}}) {             // (c, w, h, n)
         if (!stage) continue;
         const std::vector<Var> v = staged.args();
         staged.compute_at(merged, l.oh_block).vectorize(nhwc ? v[0] : v[1], vector, TailStrategy::Predicate);
@@ -243,11 +244,11 @@ void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropFilterPipeline 
     }
 }
 
-void apply_cuda(const Knobs &k, const Structure &, Conv2DBackpropFilterPipeline &p) {
+void apply_cuda(const Conv2DBackpropFilterCudaKnobs &k, const Structure &, Conv2DBackpropFilterPipeline &p) {
     Loops l;
-    Func block_sum = split_into_blocks(p.accumulator.update(), p.positions.y, p, l, k.at("rows_per_block"),
-                                       k.at("images_per_block"));
-    const int threads_o = k.at("threads_inner"), threads_ci = k.at("threads_other");
+    Func block_sum =
+        split_into_blocks(p.accumulator.update(), p.positions.y, p, l, k.rows_per_block, k.images_per_block);
+    const int threads_o = k.threads_inner, threads_ci = k.threads_other;
     Var o_block{"o_block"}, o_thread{"o_thread"}, ci_block{"ci_block"}, ci_thread{"ci_thread"}, tap{"tap"};
 
     // One thread per filter element: threads along o (coalesced
@@ -276,9 +277,9 @@ void apply_cuda(const Knobs &k, const Structure &, Conv2DBackpropFilterPipeline 
 void apply(const Knobs &knobs, const Structure &structure, Conv2DBackpropFilterPipeline &pipeline,
            const Target &target) {
     if (device_of(target) == Device::cuda) {
-        apply_cuda(knobs, structure, pipeline);
+        apply_cuda(Conv2DBackpropFilterCudaKnobs::from(knobs), structure, pipeline);
     } else {
-        apply_cpu(knobs, structure, pipeline, target);
+        apply_cpu(Conv2DBackpropFilterCpuKnobs::from(knobs), structure, pipeline, target);
     }
 }
 

@@ -1,58 +1,18 @@
 // Schedules of Conv2DBackpropFilter: the knob GeneratorParams and apply(), the
 // only place where this op's loops are split, vectorised, parallelised or
 // mapped to GPU threads. The space itself (domains, defaults, legality) is in
-// conv2d_backprop_filter_space.cpp.
+// conv2d_backprop_filter_space.h.
 #pragma once
 
 #include "Halide.h"
-#include "knob_space.h"
+#include "conv2d_backprop_filter_space.h"
+#include "halide_knobs.h"
 
 namespace gradtune {
 
-// One GeneratorParam per knob of the CPU and CUDA spaces; a variant reads the
-// knobs of its device's space.
-struct Conv2DBackpropFilterKnobs {
-    // CPU
-    Halide::GeneratorParam<int> algorithm{"algorithm", 0};
-    Halide::GeneratorParam<int> ci_tasks{"ci_tasks", 1};
-    Halide::GeneratorParam<int> o_tiles_per_task{"o_tiles_per_task", 1};
-    Halide::GeneratorParam<int> row_tasks{"row_tasks", 1};
-    Halide::GeneratorParam<int> reduction_tasks{"reduction_tasks", 1};
-    Halide::GeneratorParam<int> vector_width{"vector_width", 16};
-    Halide::GeneratorParam<int> vectors_per_tile{"vectors_per_tile", 2};
-    Halide::GeneratorParam<int> tile_ci{"tile_ci", 4};
-    Halide::GeneratorParam<int> tile_fw{"tile_fw", 1};
-    Halide::GeneratorParam<int> ci_outer{"ci_outer", 0};
-    Halide::GeneratorParam<int> unroll_reduction{"unroll_reduction", 1};
-    Halide::GeneratorParam<int> stage_input{"stage_input", 1};
-    Halide::GeneratorParam<int> stage_out_backprop{"stage_out_backprop", 1};
-    // CPU and CUDA: the reduction blocks
-    Halide::GeneratorParam<int> rows_per_block{"rows_per_block", 8};
-    Halide::GeneratorParam<int> images_per_block{"images_per_block", 2};
-    // CUDA
-    Halide::GeneratorParam<int> threads_inner{"threads_inner", 32};
-    Halide::GeneratorParam<int> threads_other{"threads_other", 8};
-
-    std::map<std::string, int> values() const {
-        return {{"algorithm", algorithm},
-                {"ci_tasks", ci_tasks},
-                {"o_tiles_per_task", o_tiles_per_task},
-                {"row_tasks", row_tasks},
-                {"reduction_tasks", reduction_tasks},
-                {"vector_width", vector_width},
-                {"vectors_per_tile", vectors_per_tile},
-                {"tile_ci", tile_ci},
-                {"tile_fw", tile_fw},
-                {"ci_outer", ci_outer},
-                {"unroll_reduction", unroll_reduction},
-                {"stage_input", stage_input},
-                {"stage_out_backprop", stage_out_backprop},
-                {"rows_per_block", rows_per_block},
-                {"images_per_block", images_per_block},
-                {"threads_inner", threads_inner},
-                {"threads_other", threads_other}};
-    }
-};
+// The knob GeneratorParams of both devices' tables (conv2d_backprop_filter_space.h).
+GRADTUNE_GENERATOR_KNOBS(Conv2DBackpropFilterKnobs, GRADTUNE_CONV2D_BACKPROP_FILTER_CPU_KNOBS,
+                         GRADTUNE_CONV2D_BACKPROP_FILTER_CUDA_KNOBS);
 
 // The algorithm's Funcs and loop variables, as the generator built them.
 struct Conv2DBackpropFilterPipeline {

@@ -1,5 +1,5 @@
 // apply() for Conv2DBackpropInput. Knob meanings and legal values:
-// conv2d_backprop_input_space.cpp.
+// conv2d_backprop_input_space.h.
 #include "conv2d_backprop_input.h"
 
 #include <algorithm>
@@ -127,16 +127,17 @@ void pack_filter(const Structure &s, Conv2DBackpropInputPipeline &p, int lanes, 
         .unroll(block.args()[1], block_lanes, TailStrategy::GuardWithIf);
 }
 
-void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeline &p, const Target &target) {
+void apply_cpu(const Conv2DBackpropInputCpuKnobs &k, const Structure &s, Conv2DBackpropInputPipeline &p,
+               const Target &target) {
     const bool nhwc = s.data_format == "NHWC";
     CpuPlan plan;
-    plan.vectorize_channels = nhwc || k.at("vectorize_channels");
-    plan.channel_outer = k.at("channel_outer");
-    plan.channel_tasks = k.at("channel_tasks");
-    plan.vector = k.at("vector_width");
-    const int inner_size = plan.vector * k.at("vectors_per_tile");
-    const int other_size = k.at("tile_other"), rows = k.at("tile_y");
-    const int rows_per_task = k.at("rows_per_task");
+    plan.vectorize_channels = nhwc || k.vectorize_channels;
+    plan.channel_outer = k.channel_outer;
+    plan.channel_tasks = k.channel_tasks;
+    plan.vector = k.vector_width;
+    const int inner_size = plan.vector * k.vectors_per_tile;
+    const int other_size = k.tile_other, rows = k.tile_y;
+    const int rows_per_task = k.rows_per_task;
     Loops l;
 
     // Full register tiles when the extents allow, else one vector per
@@ -192,7 +193,7 @@ void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeline &
     RVar r_o = p.taps.x, col_tap = p.taps.y, row_tap = p.taps.z;
     RVar o_block("o_block"), o_in_block("o_in_block"), o_unrolled("o_unrolled"), o_rest("o_rest");
     std::vector<VarOrRVar> order = tile;
-    const int block = k.at("channel_block"), unroll = k.at("unroll_reduction");
+    const int block = k.channel_block, unroll = k.unroll_reduction;
     RVar channels = r_o;
     if (block > 0) {
         update.split(r_o, o_block, o_in_block, block, TailStrategy::GuardWithIf);
@@ -211,16 +212,16 @@ void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeline &
     update.vectorize(acc_inner, plan.vector, TailStrategy::GuardWithIf);
     for (const VarOrRVar &v : tile) update.unroll(v.var);
     if (unroll > 1) update.unroll(o_unrolled);
-    if (k.at("unroll_taps")) update.unroll(col_tap).unroll(row_tap);
+    if (k.unroll_taps) update.unroll(col_tap).unroll(row_tap);
 
-    if (k.at("stage_out_backprop")) {
+    if (k.stage_out_backprop) {
         // A zero-padded copy of the task's out_backprop rows, channels
         // innermost: no boundary selects in the reduction, dense loads along
         // the output channels in both layouts.
         Var o = p.out_backprop.args()[0], ow = p.out_backprop.args()[1];
         p.out_backprop.compute_at(p.output, l.task_n).vectorize(nhwc ? o : ow, plan.vector, TailStrategy::GuardWithIf);
     }
-    if (k.at("pack_filter")) pack_filter(s, p, plan.vector, target, k.at("pack_filter") == 2, l.task_n);
+    if (k.pack_filter) pack_filter(s, p, plan.vector, target, k.pack_filter == 2, l.task_n);
 }
 
 // Algorithm 1, "dot": the vector lanes run along the group's output channels
@@ -239,9 +240,9 @@ void apply_cpu(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeline &
 // boundary selects. Parallel tasks are rows_per_task tile rows of one image
 // and, with channels_per_task, about that many input channels: a 7x7x512
 // layer at N=1 has 7 tile rows, too few tasks for even two threads.
-void apply_cpu_dot(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeline &p) {
-    const int tile_c = k.at("tile_channels"), tile_x = k.at("tile_other"), tile_y = k.at("tile_y");
-    const int c_tiles_per_task = k.at("channels_per_task") > 0 ? std::max(1, k.at("channels_per_task") / tile_c) : 0;
+void apply_cpu_dot(const Conv2DBackpropInputCpuKnobs &k, const Structure &s, Conv2DBackpropInputPipeline &p) {
+    const int tile_c = k.tile_channels, tile_x = k.tile_other, tile_y = k.tile_y;
+    const int c_tiles_per_task = k.channels_per_task > 0 ? std::max(1, k.channels_per_task / tile_c) : 0;
     Var c_tile{"c_tile"}, c_pos{"c_pos"}, x_tile{"x_tile"}, x_pos{"x_pos"}, y_tile{"y_tile"}, y_pos{"y_pos"};
     Var c_task{"c_task"}, task{"task"}, row_and_channel_task{"row_and_channel_task"}, task_n{"task_n"};
     const TailStrategy guard = TailStrategy::GuardWithIf;
@@ -252,7 +253,7 @@ void apply_cpu_dot(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeli
         stage.split(p.c, c_tile, c_pos, tile_c, tail)
             .split(p.x, x_tile, x_pos, tile_x, tail)
             .split(p.y, y_tile, y_pos, tile_y, tail)
-            .split(y_tile, task, y_tile, k.at("rows_per_task"), guard);
+            .split(y_tile, task, y_tile, k.rows_per_task, guard);
         if (c_tiles_per_task > 0) {
             stage.split(c_tile, c_task, c_tile, c_tiles_per_task, guard)
                 .reorder(c_pos, x_pos, y_pos, c_tile, x_tile, y_tile, c_task, task, p.n)
@@ -292,12 +293,12 @@ void apply_cpu_dot(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeli
     order.insert(order.end(), phases.begin(), phases.end());
     partial_update.reorder(order).vectorize(lane);
     for (size_t i = 1; i < unrolled; i++) partial_update.unroll(order[i].var);
-    if (k.at("unroll_taps")) partial_update.unroll(col_tap).unroll(row_tap);
+    if (k.unroll_taps) partial_update.unroll(col_tap).unroll(row_tap);
 
     // A zero-padded copy of the task's out_backprop rows, output channels
     // innermost (the filter needs none: it is read where it lies).
     Var o = p.out_backprop.args()[0];
-    p.out_backprop.compute_at(p.output, task_n).vectorize(o, k.at("vector_width"), guard);
+    p.out_backprop.compute_at(p.output, task_n).vectorize(o, k.vector_width, guard);
 }
 
 // Algorithm 2, Winograd F(2x2, 3x3) (the transforms: the generator). The
@@ -313,18 +314,19 @@ void apply_cpu_dot(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeli
 // (xi, nu) at a time, so that the task's slice of U for that element stays in
 // L2 across its tiles), and the output transform reads M one row of tiles at
 // a time.
-void apply_cpu_winograd(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeline &p, const Target &target) {
-    const int lanes = k.at("vector_width"), c_tile = lanes * k.at("vectors_per_tile");
-    const int block = k.at("tile_other");
+void apply_cpu_winograd(const Conv2DBackpropInputCpuKnobs &k, const Structure &s, Conv2DBackpropInputPipeline &p,
+                        const Target &target) {
+    const int lanes = k.vector_width, c_tile = lanes * k.vectors_per_tile;
+    const int block = k.tile_other;
     Var c_tile_index{"c_tile_index"}, c_in{"c_in"}, y_pair{"y_pair"}, y_in{"y_in"};
     Var n_task{"n_task"}, n_in{"n_in"}, task{"task"}, row_task{"row_task"}, rows_and_channels{"rows_and_channels"};
-    const int tile_rows = k.at("tile_rows_per_task");
+    const int tile_rows = k.tile_rows_per_task;
     // Whole channel tiles (ShiftInwards: the blocks below have constant
     // extents, so the accumulators are registers) where there is at least one.
     auto tile = [&](Stage stage, TailStrategy tail) {
         stage.split(p.c, c_tile_index, c_in, c_tile, tail)
             .split(p.y, y_pair, y_in, 2, TailStrategy::GuardWithIf)
-            .split(p.n, n_task, n_in, k.at("images_per_task"), TailStrategy::GuardWithIf);
+            .split(p.n, n_task, n_in, k.images_per_task, TailStrategy::GuardWithIf);
         if (tile_rows > 0) {
             // Tasks of tile_rows rows of tiles of one image (images_per_task=1).
             stage.split(y_pair, row_task, y_pair, tile_rows, TailStrategy::GuardWithIf)
@@ -376,25 +378,25 @@ void apply_cpu_winograd(const Knobs &k, const Structure &s, Conv2DBackpropInputP
         .vectorize(p.o, lanes, TailStrategy::GuardWithIf)
         .unroll(p.xi)
         .unroll(p.nu);
-    if (k.at("input_per_task")) {
+    if (k.input_per_task) {
         p.winograd_input.compute_at(p.output, task);
     } else {
         p.winograd_input.compute_root().parallel(p.t, 8);
     }
 }
 
-void apply_cuda(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeline &p) {
+void apply_cuda(const Conv2DBackpropInputCudaKnobs &k, const Structure &s, Conv2DBackpropInputPipeline &p) {
     const bool nhwc = s.data_format == "NHWC";
     // Threads along the unit-stride dimension (coalesced stores).
     Var inner = nhwc ? p.c : p.x, other = nhwc ? p.x : p.c;
     Var inner_block{"inner_block"}, inner_thread{"inner_thread"};
     Var other_block{"other_block"}, other_thread{"other_thread"}, other_pos{"other_pos"};
     Var row_block{"row_block"}, row_thread{"row_thread"}, row_block_n{"row_block_n"};
-    const int per_thread = k.at("other_per_thread");
-    p.output.split(inner, inner_block, inner_thread, k.at("threads_inner"), TailStrategy::GuardWithIf)
-        .split(other, other_block, other_thread, k.at("threads_other") * per_thread, TailStrategy::GuardWithIf)
+    const int per_thread = k.other_per_thread;
+    p.output.split(inner, inner_block, inner_thread, k.threads_inner, TailStrategy::GuardWithIf)
+        .split(other, other_block, other_thread, k.threads_other * per_thread, TailStrategy::GuardWithIf)
         .split(other_thread, other_thread, other_pos, per_thread, TailStrategy::GuardWithIf)
-        .split(p.y, row_block, row_thread, k.at("threads_y"), TailStrategy::GuardWithIf)
+        .split(p.y, row_block, row_thread, k.threads_y, TailStrategy::GuardWithIf)
         .reorder(other_pos, inner_thread, other_thread, row_thread, inner_block, other_block, row_block, p.n)
         .fuse(row_block, p.n, row_block_n)
         .gpu_blocks(inner_block, other_block, row_block_n)
@@ -404,7 +406,7 @@ void apply_cuda(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeline 
     // output channels innermost.
     p.accumulator.compute_at(p.output, inner_thread).unroll(other);
     p.accumulator.update().reorder(other, p.taps.x, p.taps.y, p.taps.z).unroll(other);
-    if (k.at("pack_filter")) {
+    if (k.pack_filter) {
         // Channel-major filter: neighbouring threads (along c in NHWC) read
         // neighbouring words.
         Var c_block{"c_block"}, c_thread{"c_thread"}, o_block{"o_block"}, o_thread{"o_thread"};
@@ -418,13 +420,16 @@ void apply_cuda(const Knobs &k, const Structure &s, Conv2DBackpropInputPipeline 
 void apply(const Knobs &knobs, const Structure &structure, Conv2DBackpropInputPipeline &pipeline,
            const Target &target) {
     if (device_of(target) == Device::cuda) {
-        apply_cuda(knobs, structure, pipeline);
-    } else if (knobs.at("algorithm") == 1) {
-        apply_cpu_dot(knobs, structure, pipeline);
-    } else if (knobs.at("algorithm") == 2) {
-        apply_cpu_winograd(knobs, structure, pipeline, target);
+        apply_cuda(Conv2DBackpropInputCudaKnobs::from(knobs), structure, pipeline);
+        return;
+    }
+    const Conv2DBackpropInputCpuKnobs k = Conv2DBackpropInputCpuKnobs::from(knobs);
+    if (k.algorithm == 1) {
+        apply_cpu_dot(k, structure, pipeline);
+    } else if (k.algorithm == 2) {
+        apply_cpu_winograd(k, structure, pipeline, target);
     } else {
-        apply_cpu(knobs, structure, pipeline, target);
+        apply_cpu(k, structure, pipeline, target);
     }
 }
 

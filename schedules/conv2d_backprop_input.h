@@ -1,69 +1,18 @@
 // Schedules of Conv2DBackpropInput: the knob GeneratorParams and apply(), the
 // only place where this op's loops are split, vectorised, parallelised or
 // mapped to GPU threads. The space itself (domains, defaults, legality) is in
-// conv2d_backprop_input_space.cpp.
+// conv2d_backprop_input_space.h.
 #pragma once
 
 #include "Halide.h"
-#include "knob_space.h"
+#include "conv2d_backprop_input_space.h"
+#include "halide_knobs.h"
 
 namespace gradtune {
 
-// One GeneratorParam per knob of the CPU and CUDA spaces; a variant reads the
-// knobs of its device's space.
-struct Conv2DBackpropInputKnobs {
-    // CPU
-    Halide::GeneratorParam<int> algorithm{"algorithm", 0};
-    Halide::GeneratorParam<int> tile_channels{"tile_channels", 1};
-    Halide::GeneratorParam<int> vector_width{"vector_width", 16};
-    Halide::GeneratorParam<int> vectors_per_tile{"vectors_per_tile", 2};
-    Halide::GeneratorParam<int> tile_other{"tile_other", 4};
-    Halide::GeneratorParam<int> tile_y{"tile_y", 1};
-    Halide::GeneratorParam<int> rows_per_task{"rows_per_task", 2};
-    Halide::GeneratorParam<int> channel_outer{"channel_outer", 0};
-    Halide::GeneratorParam<int> channel_tasks{"channel_tasks", 0};
-    Halide::GeneratorParam<int> channel_block{"channel_block", 0};
-    Halide::GeneratorParam<int> channels_per_task{"channels_per_task", 0};
-    Halide::GeneratorParam<int> images_per_task{"images_per_task", 1};
-    Halide::GeneratorParam<int> input_per_task{"input_per_task", 0};
-    Halide::GeneratorParam<int> tile_rows_per_task{"tile_rows_per_task", 0};
-    Halide::GeneratorParam<int> unroll_reduction{"unroll_reduction", 1};
-    Halide::GeneratorParam<int> unroll_taps{"unroll_taps", 0};
-    Halide::GeneratorParam<int> pack_filter{"pack_filter", 1};
-    Halide::GeneratorParam<int> stage_out_backprop{"stage_out_backprop", 1};
-    Halide::GeneratorParam<int> vectorize_channels{"vectorize_channels", 1};
-    // CUDA
-    Halide::GeneratorParam<int> threads_inner{"threads_inner", 32};
-    Halide::GeneratorParam<int> threads_other{"threads_other", 4};
-    Halide::GeneratorParam<int> threads_y{"threads_y", 2};
-    Halide::GeneratorParam<int> other_per_thread{"other_per_thread", 1};
-
-    std::map<std::string, int> values() const {
-        return {{"algorithm", algorithm},
-                {"tile_channels", tile_channels},
-                {"vector_width", vector_width},
-                {"vectors_per_tile", vectors_per_tile},
-                {"tile_other", tile_other},
-                {"tile_y", tile_y},
-                {"rows_per_task", rows_per_task},
-                {"channel_outer", channel_outer},
-                {"channel_tasks", channel_tasks},
-                {"channel_block", channel_block},
-                {"channels_per_task", channels_per_task},
-                {"images_per_task", images_per_task},
-                {"input_per_task", input_per_task},
-                {"tile_rows_per_task", tile_rows_per_task},
-                {"unroll_reduction", unroll_reduction},
-                {"unroll_taps", unroll_taps},
-                {"pack_filter", pack_filter},
-                {"stage_out_backprop", stage_out_backprop},
-                {"vectorize_channels", vectorize_channels},
-                {"threads_inner", threads_inner},
-                {"threads_other", threads_other},
-                {"threads_y", threads_y},
-                {"other_per_thread", other_per_thread}};
-    }
-};
+// The knob GeneratorParams of both devices' tables (conv2d_backprop_input_space.h).
+GRADTUNE_GENERATOR_KNOBS(Conv2DBackpropInputKnobs, GRADTUNE_CONV2D_BACKPROP_INPUT_CPU_KNOBS,
+                         GRADTUNE_CONV2D_BACKPROP_INPUT_CUDA_KNOBS);
 
 // The algorithm's Funcs and loop variables, as the generator built them.
 struct Conv2DBackpropInputPipeline {

@@ -1,5 +1,5 @@
 // apply() for DepthwiseConv2dNative. Knob meanings and legal values:
-// depthwise_conv2d_native_space.cpp.
+// depthwise_conv2d_native_space.h.
 #include "depthwise_conv2d_native.h"
 
 #include "halide_knobs.h"
@@ -39,16 +39,16 @@ void tile_cpu(Stage stage, const CpuLoops &l, Var inner, Var other, Var y, Var n
     stage.vectorize(l.inner_lane, vector_width, TailStrategy::GuardWithIf);
 }
 
-void apply_cpu(const Knobs &k, const Structure &s, DepthwiseConv2dNativePipeline &p) {
+void apply_cpu(const DepthwiseConv2dNativeCpuKnobs &k, const Structure &s, DepthwiseConv2dNativePipeline &p) {
     const bool nhwc = s.data_format == "NHWC";
     // The unit-stride dimension is vectorised; the other one is tiled.
     Var inner = nhwc ? p.k : p.x, other = nhwc ? p.x : p.k;
     Expr inner_extent = nhwc ? p.channels : p.width;
     Expr other_extent = nhwc ? p.width : p.channels;
-    const int vector = k.at("vector_width");
-    const int inner_size = vector * k.at("vectors_per_tile");
-    const int other_size = k.at("tile_other"), rows = k.at("tile_y");
-    const bool channel_outer = k.at("channel_outer");
+    const int vector = k.vector_width;
+    const int inner_size = vector * k.vectors_per_tile;
+    const int other_size = k.tile_other, rows = k.tile_y;
+    const bool channel_outer = k.channel_outer;
     CpuLoops l;
 
     // Full register tiles when the extents allow; one vector per pixel else.
@@ -57,14 +57,14 @@ void apply_cpu(const Knobs &k, const Structure &s, DepthwiseConv2dNativePipeline
     Expr full_tiles = inner_extent >= inner_size && other_extent >= other_size && p.height >= rows;
     if (!is_const(p.depth_multiplier)) {
         Stage dense = p.output.specialize(full_tiles && p.depth_multiplier == 1);
-        tile_cpu(dense, l, inner, other, p.y, p.n, inner_size, other_size, rows, k.at("rows_per_task"),
-                 channel_outer, vector, TailStrategy::ShiftInwards);
+        tile_cpu(dense, l, inner, other, p.y, p.n, inner_size, other_size, rows, k.rows_per_task, channel_outer, vector,
+                 TailStrategy::ShiftInwards);
     }
     Stage full = p.output.specialize(full_tiles);
-    tile_cpu(full, l, inner, other, p.y, p.n, inner_size, other_size, rows, k.at("rows_per_task"),
-             channel_outer, vector, TailStrategy::ShiftInwards);
-    tile_cpu(p.output, l, inner, other, p.y, p.n, vector, 1, 1, k.at("rows_per_task") * rows,
-             channel_outer, vector, TailStrategy::GuardWithIf);
+    tile_cpu(full, l, inner, other, p.y, p.n, inner_size, other_size, rows, k.rows_per_task, channel_outer, vector,
+             TailStrategy::ShiftInwards);
+    tile_cpu(p.output, l, inner, other, p.y, p.n, vector, 1, 1, k.rows_per_task * rows, channel_outer, vector,
+             TailStrategy::GuardWithIf);
 
     // The accumulator tile lives in registers for the whole tap reduction.
     const Var tile_loop = channel_outer ? l.other_tile : l.inner_tile;
@@ -80,9 +80,9 @@ void apply_cpu(const Knobs &k, const Structure &s, DepthwiseConv2dNativePipeline
         .unroll(inner)
         .unroll(other)
         .unroll(p.y);
-    if (k.at("unroll_taps")) update.unroll(col_tap).unroll(row_tap);
+    if (k.unroll_taps) update.unroll(col_tap).unroll(row_tap);
 
-    if (k.at("stage_input")) {
+    if (k.stage_input) {
         // A zero-padded copy of the task's input rows: no boundary selects in
         // the tap loop, at the price of one more pass over memory.
         Var c0 = p.input.args()[0], c1 = p.input.args()[1];
@@ -90,17 +90,17 @@ void apply_cpu(const Knobs &k, const Structure &s, DepthwiseConv2dNativePipeline
     }
 }
 
-void apply_cuda(const Knobs &k, const Structure &s, DepthwiseConv2dNativePipeline &p) {
+void apply_cuda(const DepthwiseConv2dNativeCudaKnobs &k, const Structure &s, DepthwiseConv2dNativePipeline &p) {
     const bool nhwc = s.data_format == "NHWC";
     Var inner = nhwc ? p.k : p.x, other = nhwc ? p.x : p.k;
     Var inner_block{"inner_block"}, inner_thread{"inner_thread"};
     Var other_block{"other_block"}, other_thread{"other_thread"}, other_pos{"other_pos"};
     Var row_block{"row_block"}, row_thread{"row_thread"}, row_block_n{"row_block_n"};
-    const int per_thread = k.at("other_per_thread");
-    p.output.split(inner, inner_block, inner_thread, k.at("threads_inner"), TailStrategy::GuardWithIf)
-        .split(other, other_block, other_thread, k.at("threads_other") * per_thread, TailStrategy::GuardWithIf)
+    const int per_thread = k.other_per_thread;
+    p.output.split(inner, inner_block, inner_thread, k.threads_inner, TailStrategy::GuardWithIf)
+        .split(other, other_block, other_thread, k.threads_other * per_thread, TailStrategy::GuardWithIf)
         .split(other_thread, other_thread, other_pos, per_thread, TailStrategy::GuardWithIf)
-        .split(p.y, row_block, row_thread, k.at("threads_y"), TailStrategy::GuardWithIf)
+        .split(p.y, row_block, row_thread, k.threads_y, TailStrategy::GuardWithIf)
         .reorder(other_pos, inner_thread, other_thread, row_thread, inner_block, other_block, row_block, p.n)
         .fuse(row_block, p.n, row_block_n)
         .gpu_blocks(inner_block, other_block, row_block_n)
@@ -116,9 +116,9 @@ void apply_cuda(const Knobs &k, const Structure &s, DepthwiseConv2dNativePipelin
 void apply(const Knobs &knobs, const Structure &structure, DepthwiseConv2dNativePipeline &pipeline,
            const Target &target) {
     if (device_of(target) == Device::cuda) {
-        apply_cuda(knobs, structure, pipeline);
+        apply_cuda(DepthwiseConv2dNativeCudaKnobs::from(knobs), structure, pipeline);
     } else {
-        apply_cpu(knobs, structure, pipeline);
+        apply_cpu(DepthwiseConv2dNativeCpuKnobs::from(knobs), structure, pipeline);
     }
 }
 

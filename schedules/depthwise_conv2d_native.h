@@ -1,41 +1,18 @@
 // Schedules of DepthwiseConv2dNative (the forward depthwise convolution): the
 // knob GeneratorParams and apply(), the only place where this op's loops are
 // split, vectorised, parallelised or mapped to GPU threads. The space itself
-// (domains, defaults, legality) is in depthwise_conv2d_native_space.cpp.
+// (domains, defaults, legality) is in depthwise_conv2d_native_space.h.
 #pragma once
 
 #include "Halide.h"
-#include "knob_space.h"
+#include "depthwise_conv2d_native_space.h"
+#include "halide_knobs.h"
 
 namespace gradtune {
 
-// One GeneratorParam per knob of the CPU and CUDA spaces; a variant reads the
-// knobs of its device's space.
-struct DepthwiseConv2dNativeKnobs {
-    // CPU
-    Halide::GeneratorParam<int> vector_width{"vector_width", 16};
-    Halide::GeneratorParam<int> vectors_per_tile{"vectors_per_tile", 2};
-    Halide::GeneratorParam<int> tile_other{"tile_other", 4};
-    Halide::GeneratorParam<int> tile_y{"tile_y", 1};
-    Halide::GeneratorParam<int> rows_per_task{"rows_per_task", 4};
-    Halide::GeneratorParam<int> unroll_taps{"unroll_taps", 0};
-    Halide::GeneratorParam<int> channel_outer{"channel_outer", 0};
-    Halide::GeneratorParam<int> stage_input{"stage_input", 0};
-    // CUDA
-    Halide::GeneratorParam<int> threads_inner{"threads_inner", 32};
-    Halide::GeneratorParam<int> threads_other{"threads_other", 4};
-    Halide::GeneratorParam<int> threads_y{"threads_y", 2};
-    Halide::GeneratorParam<int> other_per_thread{"other_per_thread", 1};
-
-    std::map<std::string, int> values() const {
-        return {{"vector_width", vector_width}, {"vectors_per_tile", vectors_per_tile},
-                {"tile_other", tile_other}, {"tile_y", tile_y}, {"rows_per_task", rows_per_task},
-                {"unroll_taps", unroll_taps}, {"channel_outer", channel_outer},
-                {"stage_input", stage_input}, {"threads_inner", threads_inner},
-                {"threads_other", threads_other}, {"threads_y", threads_y},
-                {"other_per_thread", other_per_thread}};
-    }
-};
+// The knob GeneratorParams of both devices' tables (depthwise_conv2d_native_space.h).
+GRADTUNE_GENERATOR_KNOBS(DepthwiseConv2dNativeKnobs, GRADTUNE_DEPTHWISE_CONV2D_NATIVE_CPU_KNOBS,
+                         GRADTUNE_DEPTHWISE_CONV2D_NATIVE_CUDA_KNOBS);
 
 // The algorithm's Funcs and loop variables, as the generator built them.
 struct DepthwiseConv2dNativePipeline {

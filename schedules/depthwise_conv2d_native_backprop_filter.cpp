@@ -1,5 +1,5 @@
 // apply() for DepthwiseConv2dNativeBackpropFilter. Knob meanings and legal
-// values: depthwise_conv2d_native_backprop_filter_space.cpp.
+// values: depthwise_conv2d_native_backprop_filter_space.h.
 //
 // Shape of every schedule (CPU and CUDA):
 //   partial(m, c, x, y, part[, lane])  the sum over one partition of the
@@ -92,15 +92,15 @@ void tile_cpu(Stage stage, const Loops &l, const Pipeline &p, const Partitioned 
     stage.vectorize(lanes ? r.lane : l.channel, vector, TailStrategy::GuardWithIf);
 }
 
-void apply_cpu(const Knobs &k, const Structure &s, Pipeline &p) {
+void apply_cpu(const DepthwiseConv2dNativeBackpropFilterCpuKnobs &k, const Structure &s, Pipeline &p) {
     const bool nhwc = s.data_format == "NHWC";
-    const int vector = k.at("vector_width");
-    const int unit = vector * k.at("vectors_per_tile");  // register tile along the unit-stride dimension
-    const int tap_x = k.at("tap_tile_x"), tap_y = k.at("tap_tile_y");
-    const bool channels_inside = k.at("channels_inside_reduction");
+    const int vector = k.vector_width;
+    const int unit = vector * k.vectors_per_tile;  // register tile along the unit-stride dimension
+    const int tap_x = k.tap_tile_x, tap_y = k.tap_tile_y;
+    const bool channels_inside = k.channels_inside_reduction;
     // NHWC vectorises channels; NCHW vectorises lanes of ow (partial sums).
-    Partitioned r = partition(p, k.at("partitions"), nhwc ? 1 : unit);
-    const int channels = nhwc ? unit : k.at("channels_per_tile");
+    Partitioned r = partition(p, k.partitions, nhwc ? 1 : unit);
+    const int channels = nhwc ? unit : k.channels_per_tile;
 
     Func tiles = r.partial.in(p.accumulator);
     tiles.compute_root();
@@ -155,7 +155,7 @@ void apply_cpu(const Knobs &k, const Structure &s, Pipeline &p) {
         // columns read overlapping input columns, so in one unrolled body the
         // loads can be shared across taps. Unrolling keeps the order of the
         // sum: the bits do not change.
-        if (const int columns = k.at("unroll_columns"); columns > 1) {
+        if (const int columns = k.unroll_columns; columns > 1) {
             RVar column_outer("column_outer"), column_inner("column_inner");
             update.split(r.columns, column_outer, column_inner, columns, TailStrategy::GuardWithIf)
                 .unroll(column_inner);
@@ -163,7 +163,7 @@ void apply_cpu(const Knobs &k, const Structure &s, Pipeline &p) {
     }
     if (!nhwc) update.vectorize(r.lane, vector, TailStrategy::GuardWithIf).unroll(r.lane);
     update.unroll(p.x).unroll(p.y);
-    if (k.at("stage_input")) {
+    if (k.stage_input) {
         // The zero-padded input rows one output row reads, copied once per
         // row: the tap loop then reads without boundary selects. One
         // allocation per task, not per row.
@@ -178,13 +178,13 @@ void apply_cpu(const Knobs &k, const Structure &s, Pipeline &p) {
     p.output.vectorize(p.c, vector, TailStrategy::GuardWithIf);
 }
 
-void apply_cuda(const Knobs &k, const Structure &s, Pipeline &p) {
+void apply_cuda(const DepthwiseConv2dNativeBackpropFilterCudaKnobs &k, const Structure &s, Pipeline &p) {
     const bool nhwc = s.data_format == "NHWC";
-    const int threads_unit = k.at("threads_unit"), threads_other = k.at("threads_other");
-    const int tap_x = k.at("tap_tile_x"), tap_y = k.at("tap_tile_y");
+    const int threads_unit = k.threads_unit, threads_other = k.threads_other;
+    const int tap_x = k.tap_tile_x, tap_y = k.tap_tile_y;
     // NHWC: threads along channels (coalesced). NCHW: the ow reduction is
     // split into threads_unit lanes, one thread each (coalesced along w).
-    Partitioned r = partition(p, k.at("partitions"), nhwc ? 1 : threads_unit);
+    Partitioned r = partition(p, k.partitions, nhwc ? 1 : threads_unit);
 
     Func tiles = r.partial.in(p.accumulator);
     tiles.compute_root();
@@ -240,9 +240,9 @@ void apply_cuda(const Knobs &k, const Structure &s, Pipeline &p) {
 void apply(const Knobs &knobs, const Structure &structure, DepthwiseConv2dNativeBackpropFilterPipeline &pipeline,
            const Target &target) {
     if (device_of(target) == Device::cuda) {
-        apply_cuda(knobs, structure, pipeline);
+        apply_cuda(DepthwiseConv2dNativeBackpropFilterCudaKnobs::from(knobs), structure, pipeline);
     } else {
-        apply_cpu(knobs, structure, pipeline);
+        apply_cpu(DepthwiseConv2dNativeBackpropFilterCpuKnobs::from(knobs), structure, pipeline);
     }
 }
 

@@ -1,47 +1,19 @@
 // Schedules of DepthwiseConv2dNativeBackpropFilter: the knob GeneratorParams
 // and apply(), the only place where this op's loops are split, vectorised,
 // parallelised or mapped to GPU threads. The space itself (domains, defaults,
-// legality) is in depthwise_conv2d_native_backprop_filter_space.cpp.
+// legality) is in depthwise_conv2d_native_backprop_filter_space.h.
 #pragma once
 
 #include "Halide.h"
-#include "knob_space.h"
+#include "depthwise_conv2d_native_backprop_filter_space.h"
+#include "halide_knobs.h"
 
 namespace gradtune {
 
-// One GeneratorParam per knob of the CPU and CUDA spaces; a variant reads the
-// knobs of its device's space. `partitions`, `tap_tile_x` and `tap_tile_y`
-// exist in both spaces, with per-device domains.
-struct DepthwiseConv2dNativeBackpropFilterKnobs {
-    // CPU
-    Halide::GeneratorParam<int> vector_width{"vector_width", 16};
-    Halide::GeneratorParam<int> vectors_per_tile{"vectors_per_tile", 2};
-    Halide::GeneratorParam<int> channels_per_tile{"channels_per_tile", 1};
-    Halide::GeneratorParam<int> channels_inside_reduction{"channels_inside_reduction", 0};
-    Halide::GeneratorParam<int> unroll_columns{"unroll_columns", 1};
-    Halide::GeneratorParam<int> stage_input{"stage_input", 0};
-    // CPU and CUDA
-    Halide::GeneratorParam<int> partitions{"partitions", 8};
-    Halide::GeneratorParam<int> tap_tile_x{"tap_tile_x", 3};
-    Halide::GeneratorParam<int> tap_tile_y{"tap_tile_y", 3};
-    // CUDA
-    Halide::GeneratorParam<int> threads_unit{"threads_unit", 32};
-    Halide::GeneratorParam<int> threads_other{"threads_other", 4};
-
-    std::map<std::string, int> values() const {
-        return {{"vector_width", vector_width},
-                {"vectors_per_tile", vectors_per_tile},
-                {"channels_per_tile", channels_per_tile},
-                {"channels_inside_reduction", channels_inside_reduction},
-                {"unroll_columns", unroll_columns},
-                {"stage_input", stage_input},
-                {"partitions", partitions},
-                {"tap_tile_x", tap_tile_x},
-                {"tap_tile_y", tap_tile_y},
-                {"threads_unit", threads_unit},
-                {"threads_other", threads_other}};
-    }
-};
+// The knob GeneratorParams of both devices' tables (depthwise_conv2d_native_backprop_filter_space.h).
+GRADTUNE_GENERATOR_KNOBS(DepthwiseConv2dNativeBackpropFilterKnobs,
+                         GRADTUNE_DEPTHWISE_CONV2D_NATIVE_BACKPROP_FILTER_CPU_KNOBS,
+                         GRADTUNE_DEPTHWISE_CONV2D_NATIVE_BACKPROP_FILTER_CUDA_KNOBS);
 
 // The algorithm's Funcs and loop variables, as the generator built them.
 // The filter gradient is tiny (FH*FW*C*M) and its reduction huge (N*OH*OW

@@ -1,5 +1,5 @@
 // apply() for FractionalAvgPool. Knob meanings and legal values:
-// fractional_avg_pool_space.cpp.
+// fractional_avg_pool_space.h.
 #include "fractional_avg_pool.h"
 
 #include "halide_knobs.h"
@@ -30,16 +30,16 @@ void tile_cpu(Stage stage, const FractionalAvgPoolPipeline &p, const CpuLoops &l
         .vectorize(l.channel_lane, vector_width, TailStrategy::GuardWithIf);
 }
 
-void apply_cpu(const Knobs &k, FractionalAvgPoolPipeline &p) {
-    const int vector = k.at("vector_width");
-    const int channels = vector * k.at("vectors_per_tile");
-    const int columns = k.at("tile_width");
+void apply_cpu(const FractionalAvgPoolCpuKnobs &k, FractionalAvgPoolPipeline &p) {
+    const int vector = k.vector_width;
+    const int channels = vector * k.vectors_per_tile;
+    const int columns = k.tile_width;
     CpuLoops l;
     // Full register tiles when the extents allow; one vector per cell else.
     Expr full_tiles = p.channels >= channels && p.width >= columns;
-    tile_cpu(p.output.specialize(full_tiles), p, l, channels, columns, k.at("rows_per_task"), vector,
+    tile_cpu(p.output.specialize(full_tiles), p, l, channels, columns, k.rows_per_task, vector,
              TailStrategy::ShiftInwards);
-    tile_cpu(p.output, p, l, vector, 1, k.at("rows_per_task"), vector, TailStrategy::GuardWithIf);
+    tile_cpu(p.output, p, l, vector, 1, k.rows_per_task, vector, TailStrategy::GuardWithIf);
 
     // The tile's sums stay in registers over the cell's pixels.
     p.sum.compute_at(p.output, l.channel_tile)
@@ -53,14 +53,14 @@ void apply_cpu(const Knobs &k, FractionalAvgPoolPipeline &p) {
         .unroll(p.c);
 }
 
-void apply_cuda(const Knobs &k, FractionalAvgPoolPipeline &p) {
+void apply_cuda(const FractionalAvgPoolCudaKnobs &k, FractionalAvgPoolPipeline &p) {
     Var channel_block{"channel_block"}, channel_thread{"channel_thread"};
     Var column_block{"column_block"}, column_thread{"column_thread"};
     Var row_block{"row_block"}, row_thread{"row_thread"}, row_block_n{"row_block_n"};
     // Channels innermost: consecutive threads read consecutive addresses.
-    p.output.split(p.d, channel_block, channel_thread, k.at("threads_channels"), TailStrategy::GuardWithIf)
-        .split(p.c, column_block, column_thread, k.at("threads_width"), TailStrategy::GuardWithIf)
-        .split(p.r, row_block, row_thread, k.at("threads_height"), TailStrategy::GuardWithIf)
+    p.output.split(p.d, channel_block, channel_thread, k.threads_channels, TailStrategy::GuardWithIf)
+        .split(p.c, column_block, column_thread, k.threads_width, TailStrategy::GuardWithIf)
+        .split(p.r, row_block, row_thread, k.threads_height, TailStrategy::GuardWithIf)
         .reorder(channel_thread, column_thread, row_thread, channel_block, column_block, row_block, p.n)
         .fuse(row_block, p.n, row_block_n)
         .gpu_blocks(channel_block, column_block, row_block_n)
@@ -73,9 +73,9 @@ void apply_cuda(const Knobs &k, FractionalAvgPoolPipeline &p) {
 
 void apply(const Knobs &knobs, const Structure &, FractionalAvgPoolPipeline &pipeline, const Target &target) {
     if (device_of(target) == Device::cuda) {
-        apply_cuda(knobs, pipeline);
+        apply_cuda(FractionalAvgPoolCudaKnobs::from(knobs), pipeline);
     } else {
-        apply_cpu(knobs, pipeline);
+        apply_cpu(FractionalAvgPoolCpuKnobs::from(knobs), pipeline);
     }
 }
 

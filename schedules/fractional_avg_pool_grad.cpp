@@ -1,5 +1,5 @@
 // apply() for FractionalAvgPoolGrad. Knob meanings and legal values:
-// fractional_avg_pool_grad_space.cpp.
+// fractional_avg_pool_grad_space.h.
 #include "fractional_avg_pool_grad.h"
 
 #include "halide_knobs.h"
@@ -37,12 +37,12 @@ void tile_cpu(Stage stage, const FractionalAvgPoolGradPipeline &p, const CpuLoop
     stage.vectorize(l.channel_lane, vector_width, TailStrategy::GuardWithIf);
 }
 
-void apply_cpu(const Knobs &k, FractionalAvgPoolGradPipeline &p) {
-    const int vector = k.at("vector_width");
-    const int channels = vector * k.at("vectors_per_tile");
-    const int columns = k.at("tile_width");
-    const int rows_per_task = k.at("rows_per_task");
-    const bool stage_quotients = k.at("stage_quotients");
+void apply_cpu(const FractionalAvgPoolGradCpuKnobs &k, FractionalAvgPoolGradPipeline &p) {
+    const int vector = k.vector_width;
+    const int channels = vector * k.vectors_per_tile;
+    const int columns = k.tile_width;
+    const int rows_per_task = k.rows_per_task;
+    const bool stage_quotients = k.stage_quotients;
     CpuLoops l;
 
     // Full register tiles when the extents allow (ShiftInwards recomputes a
@@ -52,7 +52,7 @@ void apply_cpu(const Knobs &k, FractionalAvgPoolGradPipeline &p) {
     // a tile).
     // With divide_by_reciprocal every branch but the last holds small_cells
     // (the quotients' select then folds away); the last one divides.
-    const bool reciprocal = k.at("divide_by_reciprocal");
+    const bool reciprocal = k.divide_by_reciprocal;
     Expr full_tiles = p.channels >= channels && p.width >= columns;
     if (reciprocal) full_tiles = p.small_cells && full_tiles;
     for (Expr condition : {full_tiles && p.ranges_exact, full_tiles}) {
@@ -83,14 +83,14 @@ void apply_cpu(const Knobs &k, FractionalAvgPoolGradPipeline &p) {
     }
 }
 
-void apply_cuda(const Knobs &k, FractionalAvgPoolGradPipeline &p) {
+void apply_cuda(const FractionalAvgPoolGradCudaKnobs &k, FractionalAvgPoolGradPipeline &p) {
     Var channel_block{"channel_block"}, channel_thread{"channel_thread"};
     Var column_block{"column_block"}, column_thread{"column_thread"};
     Var row_block{"row_block"}, row_thread{"row_thread"}, row_block_n{"row_block_n"};
     // Channels innermost: consecutive threads touch consecutive addresses.
-    p.output.split(p.d, channel_block, channel_thread, k.at("threads_channels"), TailStrategy::GuardWithIf)
-        .split(p.w, column_block, column_thread, k.at("threads_width"), TailStrategy::GuardWithIf)
-        .split(p.h, row_block, row_thread, k.at("threads_height"), TailStrategy::GuardWithIf)
+    p.output.split(p.d, channel_block, channel_thread, k.threads_channels, TailStrategy::GuardWithIf)
+        .split(p.w, column_block, column_thread, k.threads_width, TailStrategy::GuardWithIf)
+        .split(p.h, row_block, row_thread, k.threads_height, TailStrategy::GuardWithIf)
         .reorder(channel_thread, column_thread, row_thread, channel_block, column_block, row_block, p.n)
         .fuse(row_block, p.n, row_block_n)
         .gpu_blocks(channel_block, column_block, row_block_n)
@@ -101,13 +101,13 @@ void apply_cuda(const Knobs &k, FractionalAvgPoolGradPipeline &p) {
     // One thread sums its pixel's cells in a register.
     p.accumulator.compute_at(p.output, channel_thread);
 
-    if (k.at("stage_quotients")) {
+    if (k.stage_quotients) {
         // A kernel of its own: one division per out_backprop element.
         Var qd_block{"qd_block"}, qd_thread{"qd_thread"}, qw_block{"qw_block"}, qw_thread{"qw_thread"};
         Var qh_n{"qh_n"};
         p.quotient.compute_root()
-            .split(p.d, qd_block, qd_thread, k.at("threads_channels"), TailStrategy::GuardWithIf)
-            .split(p.w, qw_block, qw_thread, k.at("threads_width"), TailStrategy::GuardWithIf)
+            .split(p.d, qd_block, qd_thread, k.threads_channels, TailStrategy::GuardWithIf)
+            .split(p.w, qw_block, qw_thread, k.threads_width, TailStrategy::GuardWithIf)
             .reorder(qd_thread, qw_thread, qd_block, qw_block, p.h, p.n)
             .fuse(p.h, p.n, qh_n)
             .gpu_blocks(qd_block, qw_block, qh_n)
@@ -119,9 +119,9 @@ void apply_cuda(const Knobs &k, FractionalAvgPoolGradPipeline &p) {
 
 void apply(const Knobs &knobs, const Structure &, FractionalAvgPoolGradPipeline &pipeline, const Target &target) {
     if (device_of(target) == Device::cuda) {
-        apply_cuda(knobs, pipeline);
+        apply_cuda(FractionalAvgPoolGradCudaKnobs::from(knobs), pipeline);
     } else {
-        apply_cpu(knobs, pipeline);
+        apply_cpu(FractionalAvgPoolGradCpuKnobs::from(knobs), pipeline);
     }
 }
 

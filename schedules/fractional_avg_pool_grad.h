@@ -1,38 +1,18 @@
 // Schedules of FractionalAvgPoolGrad: the knob GeneratorParams and apply(),
 // the only place where this op's loops are split, vectorised, parallelised or
 // mapped to GPU threads. The space itself (domains, defaults, legality) is in
-// fractional_avg_pool_grad_space.cpp.
+// fractional_avg_pool_grad_space.h.
 #pragma once
 
 #include "Halide.h"
-#include "knob_space.h"
+#include "fractional_avg_pool_grad_space.h"
+#include "halide_knobs.h"
 
 namespace gradtune {
 
-// One GeneratorParam per knob of the CPU and CUDA spaces; a variant reads the
-// knobs of its device's space.
-struct FractionalAvgPoolGradKnobs {
-    // CPU
-    Halide::GeneratorParam<int> vector_width{"vector_width", 8};
-    Halide::GeneratorParam<int> vectors_per_tile{"vectors_per_tile", 2};
-    Halide::GeneratorParam<int> tile_width{"tile_width", 1};
-    Halide::GeneratorParam<int> rows_per_task{"rows_per_task", 4};
-    Halide::GeneratorParam<int> divide_by_reciprocal{"divide_by_reciprocal", 0};
-    // CPU and CUDA
-    Halide::GeneratorParam<int> stage_quotients{"stage_quotients", 1};
-    // CUDA
-    Halide::GeneratorParam<int> threads_channels{"threads_channels", 32};
-    Halide::GeneratorParam<int> threads_width{"threads_width", 4};
-    Halide::GeneratorParam<int> threads_height{"threads_height", 2};
-
-    std::map<std::string, int> values() const {
-        return {{"vector_width", vector_width},       {"vectors_per_tile", vectors_per_tile},
-                {"tile_width", tile_width},           {"rows_per_task", rows_per_task},
-                {"divide_by_reciprocal", divide_by_reciprocal},
-                {"stage_quotients", stage_quotients}, {"threads_channels", threads_channels},
-                {"threads_width", threads_width},     {"threads_height", threads_height}};
-    }
-};
+// The knob GeneratorParams of both devices' tables (fractional_avg_pool_grad_space.h).
+GRADTUNE_GENERATOR_KNOBS(FractionalAvgPoolGradKnobs, GRADTUNE_FRACTIONAL_AVG_POOL_GRAD_CPU_KNOBS,
+                         GRADTUNE_FRACTIONAL_AVG_POOL_GRAD_CUDA_KNOBS);
 
 // The algorithm's Funcs and loop variables, as the generator built them.
 struct FractionalAvgPoolGradPipeline {

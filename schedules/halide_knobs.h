@@ -11,16 +11,37 @@
 
 namespace gradtune {
 
+// A knob GeneratorParam left unset: the space's default for the variant's
+// device and structure (the only place a default is declared).
+inline constexpr int kSpaceDefault = -1;
+
+// One GeneratorParam per knob of an op's CPU and CUDA tables (knob_space.h;
+// a SHARED knob of the CUDA table uses the CPU one's), and values(), their
+// values by name for read_knobs().
+#define GRADTUNE_GENERATOR_PARAM(knob, ...) Halide::GeneratorParam<int> knob{#knob, kSpaceDefault};
+#define GRADTUNE_GENERATOR_VALUE(knob, ...) {#knob, knob},
+#define GRADTUNE_NOT_AGAIN(...)
+#define GRADTUNE_GENERATOR_KNOBS(Type, CPU_TABLE, CUDA_TABLE)                      \
+    struct Type {                                                                  \
+        CPU_TABLE(GRADTUNE_GENERATOR_PARAM, GRADTUNE_NOT_AGAIN)                    \
+        CUDA_TABLE(GRADTUNE_GENERATOR_PARAM, GRADTUNE_NOT_AGAIN)                   \
+        std::map<std::string, int> values() const {                                \
+            return {CPU_TABLE(GRADTUNE_GENERATOR_VALUE, GRADTUNE_NOT_AGAIN)        \
+                        CUDA_TABLE(GRADTUNE_GENERATOR_VALUE, GRADTUNE_NOT_AGAIN)}; \
+        }                                                                          \
+    }
+
 // The knob values of `space`, read from a generator's knob GeneratorParams
-// (`params`: name -> value). Fails generation with a clear message when a
-// space knob has no GeneratorParam or the combination is illegal, so a
-// variant that the configure step would refuse can never be compiled either.
+// (`params`: name -> value; kSpaceDefault: the space's default). Fails
+// generation with a clear message when a space knob has no GeneratorParam or
+// the combination is illegal, so a variant that the configure step would
+// refuse can never be compiled either.
 inline Knobs read_knobs(const KnobSpace &space, const std::map<std::string, int> &params) {
     Knobs knobs;
     for (const Knob &knob : space.knobs) {
         auto it = params.find(knob.name);
         _halide_user_assert(it != params.end()) << "the generator has no GeneratorParam for knob '" << knob.name << "'";
-        knobs[knob.name] = it->second;
+        knobs[knob.name] = it->second == kSpaceDefault ? knob.default_value : it->second;
     }
     std::string why = space.check(knobs);
     _halide_user_assert(why.empty()) << why;
@@ -29,6 +50,18 @@ inline Knobs read_knobs(const KnobSpace &space, const std::map<std::string, int>
 
 inline Device device_of(const Halide::Target &target) {
     return target.has_gpu_feature() ? Device::cuda : Device::cpu;
+}
+
+// The hand-off every generator makes to its schedule: the structure checked
+// against the op's schema, then the knobs of the target's device read from
+// the GeneratorParams (`params`) and checked against the space.
+inline Knobs checked_knobs(std::string_view op_name, const Structure &structure,
+                           const std::map<std::string, int> &params, const Halide::Target &target) {
+    const OpSchema *op = find_op(op_name);
+    _halide_user_assert(op) << "no op named " << op_name;
+    const std::string why = op->check_structure(structure);
+    _halide_user_assert(why.empty()) << why;
+    return read_knobs(op->space(device_of(target), structure), params);
 }
 
 }  // namespace gradtune

@@ -11,9 +11,23 @@ Knobs KnobSpace::defaults() const {
     return result;
 }
 
-Knobs KnobSpace::canonical(Knobs knobs) const {
-    if (canonicalise) canonicalise(knobs);
-    return knobs;
+namespace {
+
+// Whether `knob` is read by the algorithm that `knobs` chooses (a space
+// without an algorithm knob has one algorithm, which reads every knob).
+bool read_by_algorithm(const Knob &knob, const Knobs &knobs) {
+    if (knob.algorithms.empty()) return true;
+    const auto algorithm = knobs.find(std::string(kAlgorithmKnob));
+    return algorithm == knobs.end() ||
+           std::find(knob.algorithms.begin(), knob.algorithms.end(), algorithm->second) != knob.algorithms.end();
+}
+
+}  // namespace
+
+Knobs KnobSpace::canonical(Knobs setting) const {
+    for (const Knob &knob : knobs)
+        if (!read_by_algorithm(knob, setting) && setting.count(knob.name)) setting[knob.name] = knob.default_value;
+    return setting;
 }
 
 const Knob *KnobSpace::find(std::string_view name) const {
@@ -35,6 +49,11 @@ std::string KnobSpace::check(const Knobs &values) const {
     }
     for (const Knob &knob : knobs) {
         if (!values.count(knob.name)) return "missing knob '" + knob.name + "'";
+    }
+    for (const Knob &knob : knobs) {
+        if (!read_by_algorithm(knob, values) && values.at(knob.name) != knob.default_value)
+            return "illegal knob combination: algorithm " + std::to_string(values.at(std::string(kAlgorithmKnob))) +
+                   " ignores " + knob.name + " (keep " + std::to_string(knob.default_value) + ")";
     }
     if (constraint) {
         std::string why = constraint(values);

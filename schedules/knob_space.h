@@ -33,28 +33,79 @@ struct Knob {
     // since_version). The old values keep their meaning, so older records
     // stay valid; the tuner tries the new values on them.
     int values_since = 0;
+    // Where the space has an `algorithm` knob: the algorithms that read this
+    // knob (empty: every one). The others keep it at its default (checked
+    // and canonicalised by KnobSpace), so no two settings compile the same
+    // code.
+    std::vector<int> algorithms = {};
 };
+
+// The knob that chooses between an op's algorithms, where it has several.
+inline constexpr std::string_view kAlgorithmKnob = "algorithm";
+
+// ---- Knob tables: each knob is declared once ----
+// An op's <stem>_space.h declares the knobs of each device in one X-macro
+// table, one line per knob:
+//   #define GRADTUNE_<OP>_CPU_KNOBS(KNOB, SHARED)
+//       KNOB(name, (legal values, increasing), default, "why"[, .since_version = v][, .values_since = v]
+//            [, .algorithms = {...}])
+// SHARED marks a knob of the CUDA table that the CPU table has too (the two
+// devices' spaces give it their own domain and default; the generator has
+// one GeneratorParam for both). A default may use the locals of the space
+// function that expands the table (e.g. `native`, the lanes of one vector).
+// From the table come:
+//   GRADTUNE_KNOB_LIST(TABLE)          the space's std::vector<Knob>
+//   GRADTUNE_TYPED_KNOBS(Type, TABLE)  a struct read as `k.vector_width`:
+//                                      Type::from(knobs), typed.map()
+//   GRADTUNE_GENERATOR_KNOBS(...)      the generator's GeneratorParams (halide_knobs.h)
+#define GRADTUNE_UNPAREN(...) __VA_ARGS__
+#define GRADTUNE_KNOB_ENTRY(knob, domain, initial, text, ...)                                        \
+    Knob{.name = #knob, .values = {GRADTUNE_UNPAREN domain}, .default_value = (initial), .why = text \
+         __VA_OPT__(, ) __VA_ARGS__},
+#define GRADTUNE_KNOB_LIST(TABLE) std::vector<Knob>{TABLE(GRADTUNE_KNOB_ENTRY, GRADTUNE_KNOB_ENTRY)}
+#define GRADTUNE_KNOB_FIELD(knob, ...) int knob = 0;
+#define GRADTUNE_KNOB_READ(knob, ...) typed.knob = values.at(#knob);
+#define GRADTUNE_KNOB_WRITE(knob, ...) values[#knob] = knob;
+#define GRADTUNE_TYPED_KNOBS(Type, TABLE)                                                      \
+    struct Type {                                                                              \
+        TABLE(GRADTUNE_KNOB_FIELD, GRADTUNE_KNOB_FIELD)                                        \
+        static Type from(const Knobs &values) {                                                \
+            Type typed;                                                                        \
+            TABLE(GRADTUNE_KNOB_READ, GRADTUNE_KNOB_READ)                                      \
+            return typed;                                                                      \
+        }                                                                                      \
+        Knobs map() const {                                                                    \
+            Knobs values;                                                                      \
+            TABLE(GRADTUNE_KNOB_WRITE, GRADTUNE_KNOB_WRITE)                                    \
+            return values;                                                                     \
+        }                                                                                      \
+    }
 
 struct KnobSpace {
     std::vector<Knob> knobs;
     // Cross-knob legality: returns "" when the combination is legal, else the
     // reason (e.g. "accumulator tile needs 40 vector registers, more than 32").
     std::function<std::string(const Knobs &)> constraint;
-    // Optional: the knobs that a setting does not read (those of another
-    // algorithm) reset to their defaults, so that a sampler's move lands on
-    // a legal setting and no two settings compile the same code.
-    std::function<void(Knobs &)> canonicalise;
     // Where the space holds more than one algorithm: a starting point for
     // each other one (the defaults are the first's), which the tuner measures
     // right after the defaults, so that every algorithm is tried on every
     // shape before any hill climbing.
     std::vector<Knobs> algorithm_seeds;
 
+    // A constraint written against a typed knob struct (GRADTUNE_TYPED_KNOBS).
+    template <class Typed>
+    static std::function<std::string(const Knobs &)> typed(std::function<std::string(const Typed &)> check) {
+        return [check](const Knobs &k) { return check(Typed::from(k)); };
+    }
+
     Knobs defaults() const;
+    // `knobs` with the knobs its algorithm does not read (Knob::algorithms)
+    // at their defaults, so that a sampler's move lands on a legal setting.
     Knobs canonical(Knobs knobs) const;
     const Knob *find(std::string_view name) const;
     // "" when `knobs` names every knob of the space exactly once with a value
-    // from its domain and passes the constraint; else a message naming the
+    // from its domain, leaves the knobs its algorithm does not read at their
+    // defaults and passes the constraint; else a message naming the
     // offending knob.
     std::string check(const Knobs &knobs) const;
 };

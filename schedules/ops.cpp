@@ -1,13 +1,11 @@
 // The list of ops gradtune compiles, from cmake/GradtuneOps.cmake (through
-// the generated op_list.inc). Each op's schema (dtypes, layouts, structural
-// parameters, knob spaces) is <stem>_schema() in schedules/<stem>_space.cpp.
+// the generated op_list.inc and op_spaces.inc). Each op's schema (dtypes,
+// layouts, structural parameters, knob spaces) is <stem>_schema() in
+// schedules/<stem>_space.h.
 #include "knob_space.h"
+#include "op_spaces.inc"
 
 namespace gradtune {
-
-#define GRADTUNE_OP(name, stem) OpSchema stem##_schema();
-#include "op_list.inc"
-#undef GRADTUNE_OP
 
 const std::vector<OpSchema> &all_ops() {
     static const std::vector<OpSchema> ops = {

@@ -21,14 +21,14 @@ for entry in $ops; do
   op="${entry%%:*}" stem="${entry#*:}"
   count=$((count + 1))
   for f in "generators/${stem}_generator.cpp" \
-           "schedules/${stem}.h" "schedules/${stem}.cpp" "schedules/${stem}_space.cpp" \
+           "schedules/${stem}.h" "schedules/${stem}.cpp" "schedules/${stem}_space.h" \
            "runtime/include/gradtune/${stem}.h" "runtime/src/${stem}.cpp" \
            "tests/reference/${stem}.h" "tests/reference/${stem}.cpp" "tests/test_${stem}.cpp" \
            "tests/golden/${op}.json"; do
     [ -f "$f" ] || lack "$op" "no $f"
   done
-  [ ! -f "schedules/${stem}_space.cpp" ] || grep -q "knob_space_version = [0-9]" "schedules/${stem}_space.cpp" ||
-    lack "$op" "schedules/${stem}_space.cpp declares no knob_space_version"
+  [ ! -f "schedules/${stem}_space.h" ] || grep -q "knob_space_version = [0-9]" "schedules/${stem}_space.h" ||
+    lack "$op" "schedules/${stem}_space.h declares no knob_space_version"
   grep -q "^${op}[[:space:]]" bench/suites/default.txt ||
     lack "$op" "no row in bench/suites/default.txt"
   grep -q "^REGISTER_OP(\"Gradtune${op}\")" python/gradtune_tf/ops.cc ||

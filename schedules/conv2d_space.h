@@ -1,0 +1,109 @@
+// Schedule space of Conv2D (Halide-free; apply() is in conv2d.cpp).
+//
+// The forward convolution does FH*FW*C_in/groups multiply-adds per output
+// element and is compute bound for all but the smallest channel counts, so
+// the CPU space is a direct convolution with register blocking:
+//   a register tile of (vector_width * vectors_per_tile) positions along the
+//   unit-stride dimension (output channels for NHWC: filter rows are loaded
+//   as vectors and each input value is broadcast; output columns for NCHW:
+//   input rows are loaded as vectors and each filter value is broadcast)
+//   x tile_other positions along the other dimension (columns for NHWC,
+//   output channels for NCHW) x tile_y rows
+// stays in vector registers for the whole reduction over (input channel,
+// filter column, filter row); tasks of rows_per_task tile rows run in
+// parallel. The tile must leave registers for the loaded vectors and the
+// broadcast (see the constraint). taps_inner chooses the reduction order;
+// stage_input copies a task's zero-padded input first, which removes the
+// boundary selects from the inner loop.
+// CUDA: one thread per (unit-stride position, other_per_thread positions of
+// the other dimension, row), blocks of threads_inner x threads_other x threads_y.
+#pragma once
+
+#include <algorithm>
+#include <string>
+
+#include "knob_space.h"
+
+// The knobs, one line each (knob_space.h: how a table is read).
+#define GRADTUNE_CONV2D_CPU_KNOBS(KNOB, SHARED)                                                            \
+    KNOB(vector_width, (4, 8, 16, 32, 64), native, "lanes per vector along the unit-stride dimension")     \
+    KNOB(vectors_per_tile, (1, 2, 3, 4), 2, "vectors per register tile along the unit-stride dimension")   \
+    KNOB(tile_other, (1, 2, 3, 4, 6, 8, 12), 6,                                                            \
+         "positions along the other tiled dimension (columns in NHWC, output channels in NCHW)")           \
+    KNOB(tile_y, (1, 2), 1, "output rows per register tile")                                               \
+    KNOB(rows_per_task, (1, 2, 4, 8, 16), 2, "tile rows per parallel task")                                \
+    KNOB(taps_inner, (0, 1), 0, "1: filter taps innermost in the reduction (0: input channels innermost)") \
+    KNOB(unroll_taps, (0, 1), 0, "fully unroll the filter taps (fixed filter size only)")                  \
+    KNOB(channel_outer, (0, 1), 0, "1: loop over unit-stride tiles outside the other tiles of a task")     \
+    KNOB(stage_input, (0, 1), 0, "1: copy the zero-padded input slice of a task first")
+
+#define GRADTUNE_CONV2D_CUDA_KNOBS(KNOB, SHARED)                                                         \
+    KNOB(threads_inner, (8, 16, 32, 64, 128), 32, "threads along the unit-stride dimension (coalesced)") \
+    KNOB(threads_other, (1, 2, 4, 8), 4,                                                                 \
+         "threads along the other dimension (columns in NHWC, output channels in NCHW)")                 \
+    KNOB(threads_y, (1, 2, 4, 8), 2, "threads along rows")                                               \
+    KNOB(other_per_thread, (1, 2, 4, 8), 2,                                                              \
+         "positions along the other dimension computed by one thread (register reuse of loads)")
+
+namespace gradtune {
+
+GRADTUNE_TYPED_KNOBS(Conv2DCpuKnobs, GRADTUNE_CONV2D_CPU_KNOBS);
+GRADTUNE_TYPED_KNOBS(Conv2DCudaKnobs, GRADTUNE_CONV2D_CUDA_KNOBS);
+
+namespace conv2d_space {
+
+inline KnobSpace cpu_space(const Structure &s) {
+    const int bytes = dtype_bytes(s.dtype);
+    // 16-bit floats accumulate in float32: registers are counted in
+    // accumulator lanes, and the default vector is one AVX-512 register of them.
+    const int accumulator_bytes = s.dtype == "float16" || s.dtype == "bfloat16" ? 4 : bytes;
+    const int native = 64 / accumulator_bytes;
+    const bool fixed_filter = s.fixed.at("filter_height") > 0 && s.fixed.at("filter_width") > 0;
+    const int taps = s.fixed.at("filter_height") * s.fixed.at("filter_width");
+    KnobSpace space;
+    space.knobs = GRADTUNE_KNOB_LIST(GRADTUNE_CONV2D_CPU_KNOBS);
+    space.constraint = KnobSpace::typed<Conv2DCpuKnobs>([=](const Conv2DCpuKnobs &k) -> std::string {
+        const int vector_bytes = k.vector_width * bytes;
+        if (vector_bytes < 16 || vector_bytes > 256)
+            return "a vector of " + std::to_string(vector_bytes) + " bytes (legal: 16..256)";
+        const int registers_per_vector = std::max(1, k.vector_width * accumulator_bytes / 64);
+        // The accumulators, plus one register per loaded vector of the tile
+        // and one for the broadcast operand.
+        const int accumulators = k.vectors_per_tile * k.tile_other * k.tile_y * registers_per_vector;
+        const int needed = accumulators + k.vectors_per_tile * registers_per_vector + 1;
+        if (needed > 32) return "the register tile needs " + std::to_string(needed) + " vector registers (max 32)";
+        if (k.unroll_taps && (!fixed_filter || taps > 49)) return "unroll_taps needs a fixed filter of at most 49 taps";
+        return "";
+    });
+    return space;
+}
+
+inline KnobSpace cuda_space(const Structure &) {
+    KnobSpace space;
+    space.knobs = GRADTUNE_KNOB_LIST(GRADTUNE_CONV2D_CUDA_KNOBS);
+    space.constraint = KnobSpace::typed<Conv2DCudaKnobs>([](const Conv2DCudaKnobs &k) -> std::string {
+        const int threads = k.threads_inner * k.threads_other * k.threads_y;
+        if (threads < 32 || threads > 1024) return std::to_string(threads) + " threads per block (legal: 32..1024)";
+        return "";
+    });
+    return space;
+}
+
+}  // namespace conv2d_space
+
+inline OpSchema conv2d_schema() {
+    OpSchema op;
+    op.name = "Conv2D";
+    op.dtypes = {"float16", "bfloat16", "float32", "float64", "int32"};
+    op.data_formats = {"NHWC", "NCHW"};
+    op.structure_params = {"dilation_height", "dilation_width", "filter_height",
+                           "filter_width",    "stride_height",  "stride_width"};
+    op.devices = {Device::cpu, Device::cuda};
+    op.knob_space_version = 1;  // bump when a knob's meaning changes
+    op.space = [](Device device, const Structure &s) {
+        return device == Device::cpu ? conv2d_space::cpu_space(s) : conv2d_space::cuda_space(s);
+    };
+    return op;
+}
+
+}  // namespace gradtune

@@ -1,0 +1,105 @@
+// Schedule space of DepthwiseConv2dNativeBackpropInput (Halide-free; apply()
+// is in depthwise_conv2d_native_backprop_input.cpp).
+//
+// CPU: the output dIn is computed in register tiles of
+//   (vector_width * vectors_per_tile) along the unit-stride dimension
+//   (channels for NHWC, columns for NCHW) x tile_other along the other
+//   dimension (columns for NHWC, channels for NCHW) x tile_y rows,
+// accumulating over the valid filter taps; tasks of rows_per_task tile rows
+// run in parallel. The op is memory bound (~2.25 FLOP/byte at stride 1), so
+// the knobs mostly trade register reuse of filter taps against spills.
+// CUDA: one thread per (unit-stride position, other_per_thread positions of
+// the other dimension, row), blocks of threads_inner x threads_other x threads_y.
+#pragma once
+
+#include <string>
+
+#include "knob_space.h"
+
+// The knobs, one line each (knob_space.h: how a table is read).
+#define GRADTUNE_DEPTHWISE_CONV2D_NATIVE_BACKPROP_INPUT_CPU_KNOBS(KNOB, SHARED)                           \
+    KNOB(vector_width, (2, 4, 8, 16, 32, 64), native, "lanes per vector along the unit-stride dimension") \
+    KNOB(vectors_per_tile, (1, 2, 4), 2, "vectors per register tile along the unit-stride dimension")     \
+    KNOB(tile_other, (1, 2, 3, 4, 6, 8), 4,                                                               \
+         "positions along the other tiled dimension (columns in NHWC, channels in NCHW)")                 \
+    KNOB(tile_y, (1, 2, 3, 4), 1, "rows per register tile")                                               \
+    KNOB(rows_per_task, (1, 2, 4, 8, 16, 32), 4, "tile rows per parallel task")                           \
+    KNOB(unroll_taps, (0, 1), 0, "fully unroll the filter taps (fixed filter size only)")                 \
+    KNOB(channel_outer, (0, 1), 0, "1: loop over channel tiles outside the spatial tiles of a task")      \
+    KNOB(stage_out_backprop, (0, 1), 0, "1: copy the zero-padded out_backprop slice of a task first")
+
+#define GRADTUNE_DEPTHWISE_CONV2D_NATIVE_BACKPROP_INPUT_CUDA_KNOBS(KNOB, SHARED)                                  \
+    KNOB(threads_inner, (8, 16, 32, 64, 128), 32, "threads along the unit-stride dimension (coalesced)")          \
+    KNOB(threads_other, (1, 2, 4, 8), 4, "threads along the other dimension (columns in NHWC, channels in NCHW)") \
+    KNOB(threads_y, (1, 2, 4, 8), 2, "threads along rows")                                                        \
+    KNOB(other_per_thread, (1, 2, 4), 1, "positions along the other dimension computed by one thread")
+
+namespace gradtune {
+
+GRADTUNE_TYPED_KNOBS(DepthwiseConv2dNativeBackpropInputCpuKnobs,
+                     GRADTUNE_DEPTHWISE_CONV2D_NATIVE_BACKPROP_INPUT_CPU_KNOBS);
+GRADTUNE_TYPED_KNOBS(DepthwiseConv2dNativeBackpropInputCudaKnobs,
+                     GRADTUNE_DEPTHWISE_CONV2D_NATIVE_BACKPROP_INPUT_CUDA_KNOBS);
+
+namespace depthwise_conv2d_native_backprop_input_space {
+
+inline KnobSpace cpu_space(const Structure &s) {
+    const int bytes = dtype_bytes(s.dtype);
+    const int native = 64 / bytes;  // one AVX-512 register
+    const bool nhwc = s.data_format == "NHWC";
+    const bool fixed_filter = s.fixed.at("filter_height") > 0 && s.fixed.at("filter_width") > 0;
+    const int taps = s.fixed.at("filter_height") * s.fixed.at("filter_width");
+    KnobSpace space;
+    space.knobs = GRADTUNE_KNOB_LIST(GRADTUNE_DEPTHWISE_CONV2D_NATIVE_BACKPROP_INPUT_CPU_KNOBS);
+    space.constraint = KnobSpace::typed<DepthwiseConv2dNativeBackpropInputCpuKnobs>(
+        [=](const DepthwiseConv2dNativeBackpropInputCpuKnobs &k) -> std::string {
+            const int vector_bytes = k.vector_width * bytes;
+            if (vector_bytes < 16 || vector_bytes > 256)
+                return "a vector of " + std::to_string(vector_bytes) + " bytes (legal: 16..256)";
+            // With a fixed stride the reduction runs one tap phase of the tile at
+            // a time (NHWC columns, and rows), so only ceil(tile / stride)
+            // columns and rows of it are live.
+            const int stride = std::max(1, s.fixed.at("stride"));
+            const int live_columns = nhwc ? (k.tile_other + stride - 1) / stride : k.tile_other;
+            const int live_rows = (k.tile_y + stride - 1) / stride;
+            const int accumulators = k.vectors_per_tile * live_columns * live_rows * std::max(1, vector_bytes / 64);
+            if (accumulators > 32)
+                return "the register tile needs " + std::to_string(accumulators) + " vector registers (max 32)";
+            if (k.unroll_taps && (!fixed_filter || taps > 49))
+                return "unroll_taps needs a fixed filter of at most 49 taps";
+            return "";
+        });
+    return space;
+}
+
+inline KnobSpace cuda_space(const Structure &) {
+    KnobSpace space;
+    space.knobs = GRADTUNE_KNOB_LIST(GRADTUNE_DEPTHWISE_CONV2D_NATIVE_BACKPROP_INPUT_CUDA_KNOBS);
+    space.constraint = KnobSpace::typed<DepthwiseConv2dNativeBackpropInputCudaKnobs>(
+        [](const DepthwiseConv2dNativeBackpropInputCudaKnobs &k) -> std::string {
+            const int threads = k.threads_inner * k.threads_other * k.threads_y;
+            if (threads < 32 || threads > 1024) return std::to_string(threads) + " threads per block (legal: 32..1024)";
+            return "";
+        });
+    return space;
+}
+
+}  // namespace depthwise_conv2d_native_backprop_input_space
+
+inline OpSchema depthwise_conv2d_native_backprop_input_schema() {
+    OpSchema op;
+    op.name = "DepthwiseConv2dNativeBackpropInput";
+    op.dtypes = {"float16", "bfloat16", "float32", "float64"};
+    op.data_formats = {"NHWC", "NCHW"};
+    op.structure_params = {"depth_multiplier", "dilation_height", "dilation_width",
+                           "filter_height",    "filter_width",    "stride"};
+    op.devices = {Device::cpu, Device::cuda};
+    op.knob_space_version = 1;  // bump when a knob's meaning changes
+    op.space = [](Device device, const Structure &s) {
+        return device == Device::cpu ? depthwise_conv2d_native_backprop_input_space::cpu_space(s)
+                                     : depthwise_conv2d_native_backprop_input_space::cuda_space(s);
+    };
+    return op;
+}
+
+}  // namespace gradtune
