@@ -122,6 +122,47 @@ void task_merge(Stage merge, const Conv2DBackpropFilterPipeline &p, const Loops 
     merge.parallel(task).vectorize(l.o_lane, vector, TailStrategy::GuardWithIf).unroll(l.ci_pos).unroll(l.fw_pos);
 }
 
+// The block's partial sums for one tile stay in registers over the block's
+// positions: columns innermost (unrolled by `unroll`), then rows, then
+// images. Vectors of `lanes` output channels, `half` of them where only a
+// half vector divides the output channels (half_vectors).
+void schedule_block_sum(Func block_sum, const Func &merged, const Conv2DBackpropFilterPipeline &p, const Loops &l,
+                        int unroll, int lanes, int half, const Expr &half_vectors) {
+    block_sum.compute_at(merged, l.tile);
+    auto schedule_sums = [&](Stage init, Stage update, int o_lanes) {
+        init.vectorize(p.o, o_lanes, TailStrategy::Predicate).unroll(p.o).unroll(p.ci).unroll(p.fw);
+        RVar ow = p.positions.x;
+        if (unroll > 1) {
+            RVar ow_outer("ow_outer"), ow_inner("ow_inner");
+            update.split(ow, ow_outer, ow_inner, unroll, TailStrategy::GuardWithIf)
+                .reorder(p.o, p.ci, p.fw, ow_inner, ow_outer, l.oh_in, l.n_in)
+                .unroll(ow_inner);
+        } else {
+            update.reorder(p.o, p.ci, p.fw, ow, l.oh_in, l.n_in);
+        }
+        update.vectorize(p.o, o_lanes, TailStrategy::Predicate).unroll(p.o).unroll(p.ci).unroll(p.fw);
+    };
+    if (half >= 4) {
+        schedule_sums(block_sum.specialize(half_vectors), block_sum.update().specialize(half_vectors), half);
+    }
+    schedule_sums(block_sum, block_sum.update(), lanes);
+}
+
+// Staging copies the block's slice once, channels innermost: dense channel
+// loads in both layouts (NCHW is transposed here) and, for the input, no
+// boundary selects in the reduction. Blocks outer copies in parallel; tasks
+// outer copies each task's own slice inside the task.
+void stage_block(const Conv2DBackpropFilterCpuKnobs &k, bool nhwc, bool tasks_outer, const Func &merged,
+                 const Conv2DBackpropFilterPipeline &p, const Loops &l) {
+    for (auto [stage, staged] : {std::pair{k.stage_out_backprop, p.out_backprop},  // (o, ow, oh, n)
+                                 std::pair{k.stage_input, p.input}}) {             // (c, w, h, n)
+        if (!stage) continue;
+        const std::vector<Var> v = staged.args();
+        staged.compute_at(merged, l.oh_block).vectorize(nhwc ? v[0] : v[1], k.vector_width, TailStrategy::Predicate);
+        if (!tasks_outer) staged.parallel(v[1]);
+    }
+}
+
 void apply_cpu(const Conv2DBackpropFilterCpuKnobs &k, const Structure &s, Conv2DBackpropFilterPipeline &p,
                const Target &target) {
     const bool nhwc = s.data_format == "NHWC";
@@ -209,39 +250,8 @@ void apply_cpu(const Conv2DBackpropFilterCpuKnobs &k, const Structure &s, Conv2D
     }
     small_tiles(merged.update(), lanes, TailStrategy::Predicate, 1, 1);
 
-    // The block's partial sums for one tile stay in registers over the
-    // block's positions: columns innermost, then rows, then images.
-    block_sum.compute_at(merged, l.tile);
-    const int unroll = k.unroll_reduction;
-    auto schedule_sums = [&](Stage init, Stage update, int o_lanes) {
-        init.vectorize(p.o, o_lanes, TailStrategy::Predicate).unroll(p.o).unroll(p.ci).unroll(p.fw);
-        RVar ow = p.positions.x;
-        if (unroll > 1) {
-            RVar ow_outer("ow_outer"), ow_inner("ow_inner");
-            update.split(ow, ow_outer, ow_inner, unroll, TailStrategy::GuardWithIf)
-                .reorder(p.o, p.ci, p.fw, ow_inner, ow_outer, l.oh_in, l.n_in)
-                .unroll(ow_inner);
-        } else {
-            update.reorder(p.o, p.ci, p.fw, ow, l.oh_in, l.n_in);
-        }
-        update.vectorize(p.o, o_lanes, TailStrategy::Predicate).unroll(p.o).unroll(p.ci).unroll(p.fw);
-    };
-    if (half >= 4) {
-        schedule_sums(block_sum.specialize(half_vectors), block_sum.update().specialize(half_vectors), half);
-    }
-    schedule_sums(block_sum, block_sum.update(), lanes);
-
-    // Staging copies the block's slice once, channels innermost: dense
-    // channel loads in both layouts (NCHW is transposed here) and, for the
-    // input, no boundary selects in the reduction. Blocks outer copies in
-    // parallel; tasks outer copies each task's own slice inside the task.
-    for (auto [stage, staged] : {std::pair{k.stage_out_backprop, p.out_backprop},  // (o, ow, oh, n)
-                                 std::pair{k.stage_input, p.input}}) {             // (c, w, h, n)
-        if (!stage) continue;
-        const std::vector<Var> v = staged.args();
-        staged.compute_at(merged, l.oh_block).vectorize(nhwc ? v[0] : v[1], vector, TailStrategy::Predicate);
-        if (!tasks_outer) staged.parallel(v[1]);
-    }
+    schedule_block_sum(block_sum, merged, p, l, k.unroll_reduction, lanes, half, half_vectors);
+    stage_block(k, nhwc, tasks_outer, merged, p, l);
 }
 
 void apply_cuda(const Conv2DBackpropFilterCudaKnobs &k, const Structure &, Conv2DBackpropFilterPipeline &p) {

@@ -92,8 +92,7 @@ inline KnobSpace cpu_space(const Structure &s) {
     space.constraint =
         KnobSpace::typed<Conv2DBackpropFilterCpuKnobs>([=](const Conv2DBackpropFilterCpuKnobs &k) -> std::string {
             const int vector_bytes = k.vector_width * bytes;
-            if (vector_bytes < 16 || vector_bytes > 256)
-                return "a vector of " + std::to_string(vector_bytes) + " bytes (legal: 16..256)";
+            if (std::string why = check_vector_bytes(vector_bytes); !why.empty()) return why;
             const int registers_per_vector = std::max(1, vector_bytes / 64);
             // Accumulators, plus the out_backprop vectors and one broadcast of an
             // inner iteration.
@@ -115,7 +114,7 @@ inline KnobSpace cuda_space(const Structure &) {
     space.constraint =
         KnobSpace::typed<Conv2DBackpropFilterCudaKnobs>([](const Conv2DBackpropFilterCudaKnobs &k) -> std::string {
             const int threads = k.threads_inner * k.threads_other;
-            if (threads < 32 || threads > 1024) return std::to_string(threads) + " threads per block (legal: 32..1024)";
+            if (std::string why = check_threads_per_block(threads); !why.empty()) return why;
             return "";
         });
     return space;
@@ -132,10 +131,7 @@ inline OpSchema conv2d_backprop_filter_schema() {
                            "groups",          "stride_height",  "stride_width"};
     op.devices = {Device::cpu, Device::cuda};
     op.knob_space_version = 2;  // 2: algorithm and the tasks-outer knobs (defaults: version 1's blocks-outer schedule)
-    op.space = [](Device device, const Structure &s) {
-        return device == Device::cpu ? conv2d_backprop_filter_space::cpu_space(s)
-                                     : conv2d_backprop_filter_space::cuda_space(s);
-    };
+    op.space = per_device(conv2d_backprop_filter_space::cpu_space, conv2d_backprop_filter_space::cuda_space);
     return op;
 }
 

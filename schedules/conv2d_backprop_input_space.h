@@ -130,8 +130,7 @@ inline KnobSpace cpu_space(const Structure &s) {
     space.constraint = KnobSpace::typed<Conv2DBackpropInputCpuKnobs>([=](const Conv2DBackpropInputCpuKnobs &k)
                                                                          -> std::string {
         const int vector_bytes = k.vector_width * bytes;
-        if (vector_bytes < 16 || vector_bytes > 256)
-            return "a vector of " + std::to_string(vector_bytes) + " bytes (legal: 16..256)";
+        if (std::string why = check_vector_bytes(vector_bytes); !why.empty()) return why;
         const int registers_per_vector = std::max(1, vector_bytes / 64);
         if (k.algorithm == 2) {
             // One accumulator vector per (channel vector, tile) of the block,
@@ -220,7 +219,7 @@ inline KnobSpace cuda_space(const Structure &) {
     space.constraint =
         KnobSpace::typed<Conv2DBackpropInputCudaKnobs>([](const Conv2DBackpropInputCudaKnobs &k) -> std::string {
             const int threads = k.threads_inner * k.threads_other * k.threads_y;
-            if (threads < 32 || threads > 1024) return std::to_string(threads) + " threads per block (legal: 32..1024)";
+            if (std::string why = check_threads_per_block(threads); !why.empty()) return why;
             return "";
         });
     return space;
@@ -241,10 +240,7 @@ inline OpSchema conv2d_backprop_input_schema() {
     // 5: algorithm=2 (Winograd), images_per_task and input_per_task;
     // 6: tile_rows_per_task (Winograd).
     op.knob_space_version = 6;
-    op.space = [](Device device, const Structure &s) {
-        return device == Device::cpu ? conv2d_backprop_input_space::cpu_space(s)
-                                     : conv2d_backprop_input_space::cuda_space(s);
-    };
+    op.space = per_device(conv2d_backprop_input_space::cpu_space, conv2d_backprop_input_space::cuda_space);
     return op;
 }
 

@@ -64,8 +64,7 @@ inline KnobSpace cpu_space(const Structure &s) {
     space.knobs = GRADTUNE_KNOB_LIST(GRADTUNE_CONV2D_CPU_KNOBS);
     space.constraint = KnobSpace::typed<Conv2DCpuKnobs>([=](const Conv2DCpuKnobs &k) -> std::string {
         const int vector_bytes = k.vector_width * bytes;
-        if (vector_bytes < 16 || vector_bytes > 256)
-            return "a vector of " + std::to_string(vector_bytes) + " bytes (legal: 16..256)";
+        if (std::string why = check_vector_bytes(vector_bytes); !why.empty()) return why;
         const int registers_per_vector = std::max(1, k.vector_width * accumulator_bytes / 64);
         // The accumulators, plus one register per loaded vector of the tile
         // and one for the broadcast operand.
@@ -83,7 +82,7 @@ inline KnobSpace cuda_space(const Structure &) {
     space.knobs = GRADTUNE_KNOB_LIST(GRADTUNE_CONV2D_CUDA_KNOBS);
     space.constraint = KnobSpace::typed<Conv2DCudaKnobs>([](const Conv2DCudaKnobs &k) -> std::string {
         const int threads = k.threads_inner * k.threads_other * k.threads_y;
-        if (threads < 32 || threads > 1024) return std::to_string(threads) + " threads per block (legal: 32..1024)";
+        if (std::string why = check_threads_per_block(threads); !why.empty()) return why;
         return "";
     });
     return space;
@@ -100,9 +99,7 @@ inline OpSchema conv2d_schema() {
                            "filter_width",    "stride_height",  "stride_width"};
     op.devices = {Device::cpu, Device::cuda};
     op.knob_space_version = 1;  // bump when a knob's meaning changes
-    op.space = [](Device device, const Structure &s) {
-        return device == Device::cpu ? conv2d_space::cpu_space(s) : conv2d_space::cuda_space(s);
-    };
+    op.space = per_device(conv2d_space::cpu_space, conv2d_space::cuda_space);
     return op;
 }
 

@@ -2,6 +2,7 @@
 // depthwise_conv2d_native_space.h.
 #include "depthwise_conv2d_native.h"
 
+#include "cpu_tiles.h"
 #include "halide_knobs.h"
 
 namespace gradtune {
@@ -9,35 +10,6 @@ namespace gradtune {
 namespace {
 
 using namespace Halide;
-
-// Names shared by the full-tile and small-extent branches, so that producers
-// can be computed at the same loop in both.
-struct CpuLoops {
-    Var inner_tile{"inner_tile"}, inner_lane{"inner_lane"};
-    Var other_tile{"other_tile"}, other_pos{"other_pos"};
-    Var row_tile{"row_tile"}, row_pos{"row_pos"};
-    Var task{"task"}, task_n{"task_n"};
-};
-
-// Tiles `stage` into register tiles of inner x other x rows and parallel tasks
-// of rows_per_task tile rows. `tail` handles extents that the tile does not
-// divide: ShiftInwards for the full-tile branch (extents >= tile, so a
-// shifted tile stays inside the output), GuardWithIf for small extents.
-void tile_cpu(Stage stage, const CpuLoops &l, Var inner, Var other, Var y, Var n, int inner_size,
-              int other_size, int rows, int rows_per_task, bool channel_outer, int vector_width,
-              TailStrategy tail) {
-    stage.split(inner, l.inner_tile, l.inner_lane, inner_size, tail)
-        .split(other, l.other_tile, l.other_pos, other_size, tail)
-        .split(y, l.row_tile, l.row_pos, rows, tail)
-        .split(l.row_tile, l.task, l.row_tile, rows_per_task, TailStrategy::GuardWithIf);
-    if (channel_outer) {
-        stage.reorder(l.inner_lane, l.other_pos, l.row_pos, l.other_tile, l.row_tile, l.inner_tile, l.task, n);
-    } else {
-        stage.reorder(l.inner_lane, l.other_pos, l.row_pos, l.inner_tile, l.other_tile, l.row_tile, l.task, n);
-    }
-    stage.fuse(l.task, n, l.task_n).parallel(l.task_n);
-    stage.vectorize(l.inner_lane, vector_width, TailStrategy::GuardWithIf);
-}
 
 void apply_cpu(const DepthwiseConv2dNativeCpuKnobs &k, const Structure &s, DepthwiseConv2dNativePipeline &p) {
     const bool nhwc = s.data_format == "NHWC";

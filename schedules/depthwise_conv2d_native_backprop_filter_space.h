@@ -110,8 +110,7 @@ inline KnobSpace cpu_space(const Structure &s) {
     space.constraint = KnobSpace::typed<DepthwiseConv2dNativeBackpropFilterCpuKnobs>(
         [=](const DepthwiseConv2dNativeBackpropFilterCpuKnobs &k) -> std::string {
             const int vector_bytes = k.vector_width * bytes;
-            if (vector_bytes < 16 || vector_bytes > 256)
-                return "a vector of " + std::to_string(vector_bytes) + " bytes (legal: 16..256)";
+            if (std::string why = check_vector_bytes(vector_bytes); !why.empty()) return why;
             const int registers_per_vector = std::max(1, k.vector_width * accumulator_bytes / 64);
             const int accumulators =
                 k.vectors_per_tile * k.channels_per_tile * k.tap_tile_x * k.tap_tile_y * registers_per_vector;
@@ -139,7 +138,7 @@ inline KnobSpace cuda_space(const Structure &s) {
     space.constraint = KnobSpace::typed<DepthwiseConv2dNativeBackpropFilterCudaKnobs>(
         [=](const DepthwiseConv2dNativeBackpropFilterCudaKnobs &k) -> std::string {
             const int threads = k.threads_unit * k.threads_other;
-            if (threads < 32 || threads > 1024) return std::to_string(threads) + " threads per block (legal: 32..1024)";
+            if (std::string why = check_threads_per_block(threads); !why.empty()) return why;
             // As on the CPU: one partial sum per partition (and NCHW ow-lane)
             // and filter element, written and read back through global memory.
             const int partial_sums = k.partitions * (nhwc ? 1 : k.threads_unit);
@@ -161,10 +160,8 @@ inline OpSchema depthwise_conv2d_native_backprop_filter_schema() {
                            "filter_height",    "filter_width",    "stride"};
     op.devices = {Device::cpu, Device::cuda};
     op.knob_space_version = 1;  // bump when a knob's meaning changes
-    op.space = [](Device device, const Structure &s) {
-        return device == Device::cpu ? depthwise_conv2d_native_backprop_filter_space::cpu_space(s)
-                                     : depthwise_conv2d_native_backprop_filter_space::cuda_space(s);
-    };
+    op.space = per_device(depthwise_conv2d_native_backprop_filter_space::cpu_space,
+                          depthwise_conv2d_native_backprop_filter_space::cuda_space);
     return op;
 }
 

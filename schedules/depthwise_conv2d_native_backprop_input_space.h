@@ -54,8 +54,7 @@ inline KnobSpace cpu_space(const Structure &s) {
     space.constraint = KnobSpace::typed<DepthwiseConv2dNativeBackpropInputCpuKnobs>(
         [=](const DepthwiseConv2dNativeBackpropInputCpuKnobs &k) -> std::string {
             const int vector_bytes = k.vector_width * bytes;
-            if (vector_bytes < 16 || vector_bytes > 256)
-                return "a vector of " + std::to_string(vector_bytes) + " bytes (legal: 16..256)";
+            if (std::string why = check_vector_bytes(vector_bytes); !why.empty()) return why;
             // With a fixed stride the reduction runs one tap phase of the tile at
             // a time (NHWC columns, and rows), so only ceil(tile / stride)
             // columns and rows of it are live.
@@ -78,7 +77,7 @@ inline KnobSpace cuda_space(const Structure &) {
     space.constraint = KnobSpace::typed<DepthwiseConv2dNativeBackpropInputCudaKnobs>(
         [](const DepthwiseConv2dNativeBackpropInputCudaKnobs &k) -> std::string {
             const int threads = k.threads_inner * k.threads_other * k.threads_y;
-            if (threads < 32 || threads > 1024) return std::to_string(threads) + " threads per block (legal: 32..1024)";
+            if (std::string why = check_threads_per_block(threads); !why.empty()) return why;
             return "";
         });
     return space;
@@ -95,10 +94,8 @@ inline OpSchema depthwise_conv2d_native_backprop_input_schema() {
                            "filter_height",    "filter_width",    "stride"};
     op.devices = {Device::cpu, Device::cuda};
     op.knob_space_version = 1;  // bump when a knob's meaning changes
-    op.space = [](Device device, const Structure &s) {
-        return device == Device::cpu ? depthwise_conv2d_native_backprop_input_space::cpu_space(s)
-                                     : depthwise_conv2d_native_backprop_input_space::cuda_space(s);
-    };
+    op.space = per_device(depthwise_conv2d_native_backprop_input_space::cpu_space,
+                          depthwise_conv2d_native_backprop_input_space::cuda_space);
     return op;
 }
 

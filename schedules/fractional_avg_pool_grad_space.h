@@ -89,7 +89,7 @@ inline KnobSpace cuda_space(const Structure &) {
     space.constraint =
         KnobSpace::typed<FractionalAvgPoolGradCudaKnobs>([](const FractionalAvgPoolGradCudaKnobs &k) -> std::string {
             const int threads = k.threads_channels * k.threads_width * k.threads_height;
-            if (threads < 32 || threads > 1024) return std::to_string(threads) + " threads per block (legal: 32..1024)";
+            if (std::string why = check_threads_per_block(threads); !why.empty()) return why;
             return "";
         });
     return space;
@@ -106,10 +106,7 @@ inline OpSchema fractional_avg_pool_grad_schema() {
     op.devices = {Device::cpu, Device::cuda};
     // 2: divide_by_reciprocal (CPU; 0 = the division of version 1).
     op.knob_space_version = 2;  // bump when a knob's meaning changes
-    op.space = [](Device device, const Structure &s) {
-        return device == Device::cpu ? fractional_avg_pool_grad_space::cpu_space(s)
-                                     : fractional_avg_pool_grad_space::cuda_space(s);
-    };
+    op.space = per_device(fractional_avg_pool_grad_space::cpu_space, fractional_avg_pool_grad_space::cuda_space);
     return op;
 }
 

@@ -108,6 +108,23 @@ const OpSchema *find_op(std::string_view name) {
     return nullptr;
 }
 
+std::string check_vector_bytes(int bytes) {
+    if (bytes >= 16 && bytes <= 256) return "";
+    return "a vector of " + std::to_string(bytes) + " bytes (legal: 16..256)";
+}
+
+std::string check_threads_per_block(int threads) {
+    if (threads >= 32 && threads <= 1024) return "";
+    return std::to_string(threads) + " threads per block (legal: 32..1024)";
+}
+
+std::function<KnobSpace(Device, const Structure &)> per_device(KnobSpace (*cpu_space)(const Structure &),
+                                                               KnobSpace (*cuda_space)(const Structure &)) {
+    return [cpu_space, cuda_space](Device device, const Structure &s) {
+        return device == Device::cpu ? cpu_space(s) : cuda_space(s);
+    };
+}
+
 int dtype_bytes(std::string_view dtype) {
     if (dtype == "float16" || dtype == "bfloat16") return 2;
     if (dtype == "float32" || dtype == "int32") return 4;

@@ -151,6 +151,15 @@ struct OpSchema {
     std::string check_structure(const Structure &structure) const;
 };
 
+// Rules that several spaces share: "" when legal, else why not.
+std::string check_vector_bytes(int bytes);         // a CPU vector of 16..256 bytes
+std::string check_threads_per_block(int threads);  // a CUDA block of 32..1024 threads
+
+// An op's OpSchema::space: `cpu_space` for Device::cpu, `cuda_space` for
+// Device::cuda.
+std::function<KnobSpace(Device, const Structure &)> per_device(KnobSpace (*cpu_space)(const Structure &),
+                                                               KnobSpace (*cuda_space)(const Structure &));
+
 // Every op gradtune compiles, in a fixed order.
 const std::vector<OpSchema> &all_ops();
 const OpSchema *find_op(std::string_view name);
