@@ -4,8 +4,6 @@
 // kernel call.
 #include "gradtune/conv2d.h"
 
-#include <cstring>
-
 #include "Conv2D_cpu_float32_NHWC_generic.h"  // generated: the kernels' signature
 #include "dispatch.h"
 #include "halide_call.h"
@@ -29,7 +27,6 @@ using KernelSignature = decltype(&Conv2D_cpu_float32_NHWC_generic);
 
 struct Prepared {
     CallInfo info;
-    std::vector<int64_t> output_shape;  // data_format order
     DataFormat format = DataFormat::kNHWC;
     int64_t stride_rows = 1, stride_cols = 1, dilation_rows = 1, dilation_cols = 1, pad_top = 0, pad_left = 0;
     bool empty_input = false;
@@ -133,8 +130,6 @@ Status Definition::Prepare(const Args &args, Prepared *p) {
                                            std::to_string(out_depth) + " vs " + std::to_string(groups));
     }
 
-    p->output_shape = format == DataFormat::kNHWC ? std::vector<int64_t>{batch, window.rows, window.cols, out_depth}
-                                                  : std::vector<int64_t>{batch, out_depth, window.rows, window.cols};
     p->stride_rows = strides[h_dim];
     p->stride_cols = strides[w_dim];
     p->dilation_rows = dilations[h_dim];
@@ -145,7 +140,9 @@ Status Definition::Prepare(const Args &args, Prepared *p) {
     p->info.op = kOp;
     p->info.dtype = DataTypeName(input.dtype);
     p->info.output_dtypes = {input.dtype};
-    p->info.output_shapes = {p->output_shape};
+    p->info.output_shapes = {format == DataFormat::kNHWC
+                                 ? std::vector<int64_t>{batch, window.rows, window.cols, out_depth}
+                                 : std::vector<int64_t>{batch, out_depth, window.rows, window.cols}};
     p->info.data_format = tf::DataFormatName(format);
     p->info.structure = {{"dilation_height", dilations[h_dim]},
                          {"dilation_width", dilations[w_dim]},
@@ -171,11 +168,7 @@ Status Definition::Execute(const Prepared &p, const Args &args, const TensorRef 
     const ConstTensorRef &input = args.input, &filter = args.filter;
     // Conv2DOp::Compute: nothing to compute; then an empty input, where the
     // output can only come from padding, is zero.
-    if (output.num_elements() == 0) return Status::OK();
-    if (p.empty_input) {
-        std::memset(output.data, 0, static_cast<size_t>(output.num_elements()) * DataTypeSize(output.dtype));
-        return Status::OK();
-    }
+    if (internal::output_without_kernel(output, p.empty_input)) return Status::OK();
     GRADTUNE_RETURN_IF_ERROR(Refusal(p, args, output.num_elements(), options));
     internal::KernelCall call;
     GRADTUNE_RETURN_IF_ERROR(call.begin(p.info, options));

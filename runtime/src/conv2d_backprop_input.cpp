@@ -8,8 +8,6 @@
 // shape checks keep the CPU kernel's label "Conv2DCustomBackpropInput".
 #include "gradtune/conv2d_backprop_input.h"
 
-#include <cstring>
-
 #include "Conv2DBackpropInput_cpu_float32_NHWC_generic.h"  // generated: the kernels' signature
 #include "conv_backprop_shape.h"
 #include "dispatch.h"
@@ -169,11 +167,7 @@ Status Definition::Refusal(const Prepared &p, const Args &args, int64_t output_e
 }
 
 Status Definition::Execute(const Prepared &p, const Args &args, const TensorRef &output, const RunOptions &options) {
-    if (output.num_elements() == 0) return Status::OK();
-    if (p.zeros) {
-        std::memset(output.data, 0, static_cast<size_t>(output.num_elements()) * DataTypeSize(output.dtype));
-        return Status::OK();
-    }
+    if (internal::output_without_kernel(output, p.zeros)) return Status::OK();
     GRADTUNE_RETURN_IF_ERROR(Refusal(p, args, output.num_elements(), options));
     const ConstTensorRef &filter = args.filter, &out_backprop = args.out_backprop;
     internal::KernelCall call;

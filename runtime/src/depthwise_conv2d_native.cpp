@@ -3,7 +3,6 @@
 #include "gradtune/depthwise_conv2d_native.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "DepthwiseConv2dNative_cpu_float32_NHWC_generic.h"  // generated: the kernels' signature
 #include "dispatch.h"
@@ -28,7 +27,6 @@ using KernelSignature = decltype(&DepthwiseConv2dNative_cpu_float32_NHWC_generic
 
 struct Prepared {
     CallInfo info;
-    std::vector<int64_t> output_shape;  // data_format order
     DataFormat format = DataFormat::kNHWC;
     int64_t stride = 1, dilation_rows = 1, dilation_cols = 1, pad_top = 0, pad_left = 0;
     bool zeros = false;  // nothing reaches the output: the input or the filter is empty
@@ -129,8 +127,6 @@ Status Definition::Prepare(const Args &args, Prepared *p) {
                                                          attrs.explicit_paddings_, format, &window));
 
     const int64_t batch = input.shape[n_dim];
-    p->output_shape = format == DataFormat::kNHWC ? std::vector<int64_t>{batch, window.rows, window.cols, out_depth}
-                                                  : std::vector<int64_t>{batch, out_depth, window.rows, window.cols};
     p->stride = stride;
     p->dilation_rows = dilation_rows;
     p->dilation_cols = dilation_cols;
@@ -140,7 +136,9 @@ Status Definition::Prepare(const Args &args, Prepared *p) {
     p->info.op = kOp;
     p->info.dtype = DataTypeName(input.dtype);
     p->info.output_dtypes = {input.dtype};
-    p->info.output_shapes = {p->output_shape};
+    p->info.output_shapes = {format == DataFormat::kNHWC
+                                 ? std::vector<int64_t>{batch, window.rows, window.cols, out_depth}
+                                 : std::vector<int64_t>{batch, out_depth, window.rows, window.cols}};
     p->info.data_format = tf::DataFormatName(format);
     p->info.structure = {{"depth_multiplier", static_cast<int>(multiplier)},
                          {"dilation_height", static_cast<int>(dilation_rows)},
@@ -166,13 +164,9 @@ Status Definition::Refusal(const Prepared &p, const Args &args, int64_t output_e
 Status Definition::Execute(const Prepared &p, const Args &args, const TensorRef &output, const RunOptions &options) {
     const ConstTensorRef &input = args.input, &filter = args.filter;
     GRADTUNE_RETURN_IF_ERROR(Refusal(p, args, output.num_elements(), options));
-    if (output.num_elements() == 0) return Status::OK();
-    if (p.zeros) {
-        // An empty input (only possible with explicit padding) or a filter
-        // with no taps: every output element is a sum of nothing.
-        std::memset(output.data, 0, static_cast<size_t>(output.num_elements()) * DataTypeSize(output.dtype));
-        return Status::OK();
-    }
+    // An empty input (only possible with explicit padding) or a filter
+    // with no taps: every output element is a sum of nothing.
+    if (internal::output_without_kernel(output, p.zeros)) return Status::OK();
     internal::KernelCall call;
     GRADTUNE_RETURN_IF_ERROR(call.begin(p.info, options));
 

@@ -2,8 +2,6 @@
 // in TF's order, with TF's texts), geometry, dispatch and the kernel call.
 #include "gradtune/depthwise_conv2d_native_backprop_filter.h"
 
-#include <cstring>
-
 #include "DepthwiseConv2dNativeBackpropFilter_cpu_float32_NHWC_generic.h"  // generated: the kernels' signature
 #include "dispatch.h"
 #include "halide_call.h"
@@ -160,11 +158,7 @@ Status Definition::Refusal(const Prepared &p, const Args &args, int64_t output_e
 
 Status Definition::Execute(const Prepared &p, const Args &args, const TensorRef &output, const RunOptions &options) {
     const ConstTensorRef &input = args.input, &out_backprop = args.out_backprop;
-    if (output.num_elements() == 0) return Status::OK();
-    if (p.zeros) {
-        std::memset(output.data, 0, static_cast<size_t>(output.num_elements()) * DataTypeSize(output.dtype));
-        return Status::OK();
-    }
+    if (internal::output_without_kernel(output, p.zeros)) return Status::OK();
     GRADTUNE_RETURN_IF_ERROR(Refusal(p, args, output.num_elements(), options));
     internal::KernelCall call;
     GRADTUNE_RETURN_IF_ERROR(call.begin(p.info, options));

@@ -152,6 +152,13 @@ Status kernel_status(int result, const CallContext &context, const std::string &
     return Internal("kernel " + kernel + " failed (Halide error " + std::to_string(result) + "): " + context.error);
 }
 
+bool output_without_kernel(const TensorRef &output, bool zeros) {
+    if (output.num_elements() == 0) return true;
+    if (!zeros) return false;
+    std::memset(output.data, 0, static_cast<size_t>(output.num_elements()) * DataTypeSize(output.dtype));
+    return true;
+}
+
 Status check_int32_elements(std::initializer_list<int64_t> element_counts) {
     for (int64_t n : element_counts)
         if (n > INT32_MAX) return Unimplemented("gradtune: tensors of 2**31 or more elements are not supported");

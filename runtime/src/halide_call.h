@@ -69,6 +69,11 @@ Status kernel_status(int result, const CallContext &context, const std::string &
 // refused (Unimplemented) before any kernel runs.
 Status check_int32_elements(std::initializer_list<int64_t> element_counts);
 
+// Where no kernel needs to run: an empty `output`, or one that no input
+// element reaches (`zeros`: every element a sum of nothing), which is
+// zero-filled. True when `output` is complete.
+bool output_without_kernel(const TensorRef &output, bool zeros);
+
 // Everything around one kernel call that is the same for every op: the
 // variant dispatch chooses, the device check, Halide errors routed to this
 // call, the CUDA round trip and the GRADTUNE_VERBOSE line. An op's Execute():
