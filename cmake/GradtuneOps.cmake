@@ -76,6 +76,7 @@ set(GRADTUNE_COMMON_SOURCES
     schedules/knob_space.h
     schedules/knob_space.cpp
     schedules/cpu_tiles.h
+    schedules/structures.h
     schedules/tap_phases.h)
 
 foreach (op file IN ZIP_LISTS GRADTUNE_OPS GRADTUNE_OP_STEMS)

@@ -33,13 +33,7 @@ public:
     GeneratorParam<Type> T{"T", Float(32)};
     GeneratorParam<DataFormat> data_format{"data_format", DataFormat::NHWC,
                                            {{"NHWC", DataFormat::NHWC}, {"NCHW", DataFormat::NCHW}}};
-    GeneratorParam<int> filter_height{"filter_height", 0};
-    GeneratorParam<int> filter_width{"filter_width", 0};
-    GeneratorParam<int> stride_height{"stride_height", 0};
-    GeneratorParam<int> stride_width{"stride_width", 0};
-    GeneratorParam<int> dilation_height{"dilation_height", 0};
-    GeneratorParam<int> dilation_width{"dilation_width", 0};
-    GeneratorParam<int> groups{"groups", 0};
+    GRADTUNE_CONV2D_BACKPROP_STRUCTURE(GRADTUNE_STRUCTURE_GENERATOR_PARAM)
     gradtune::Conv2DBackpropFilterKnobs knobs;
 
     // The call's geometry; a variant that fixes a value ignores its input.
@@ -104,11 +98,9 @@ public:
 
         declare_layout();
 
-        gradtune::Structure structure{
-            halide_type_to_enum_string(T), data_format == DataFormat::NHWC ? "NHWC" : "NCHW",
-            {{"dilation_height", dilation_height}, {"dilation_width", dilation_width},
-             {"filter_height", filter_height}, {"filter_width", filter_width}, {"groups", groups},
-             {"stride_height", stride_height}, {"stride_width", stride_width}}};
+        gradtune::Structure structure{halide_type_to_enum_string(T),
+                                      data_format == DataFormat::NHWC ? "NHWC" : "NCHW",
+                                      {GRADTUNE_CONV2D_BACKPROP_STRUCTURE(GRADTUNE_STRUCTURE_VALUE)}};
         gradtune::apply(gradtune::checked_knobs("Conv2DBackpropFilter", structure, knobs.values(), get_target()),
                         structure, p, get_target());
     }

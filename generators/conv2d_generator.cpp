@@ -33,12 +33,7 @@ public:
     GeneratorParam<Type> T{"T", Float(32)};
     GeneratorParam<DataFormat> data_format{"data_format", DataFormat::NHWC,
                                            {{"NHWC", DataFormat::NHWC}, {"NCHW", DataFormat::NCHW}}};
-    GeneratorParam<int> filter_height{"filter_height", 0};
-    GeneratorParam<int> filter_width{"filter_width", 0};
-    GeneratorParam<int> stride_height{"stride_height", 0};
-    GeneratorParam<int> stride_width{"stride_width", 0};
-    GeneratorParam<int> dilation_height{"dilation_height", 0};
-    GeneratorParam<int> dilation_width{"dilation_width", 0};
+    GRADTUNE_CONV2D_STRUCTURE(GRADTUNE_STRUCTURE_GENERATOR_PARAM)
     gradtune::Conv2DKnobs knobs;
 
     // The call's geometry; a variant that fixes a value ignores its input.
@@ -102,11 +97,9 @@ public:
         p.width = output->dim(1).extent();
         p.height = output->dim(2).extent();
 
-        gradtune::Structure structure{
-            halide_type_to_enum_string(T), data_format == DataFormat::NHWC ? "NHWC" : "NCHW",
-            {{"dilation_height", dilation_height}, {"dilation_width", dilation_width},
-             {"filter_height", filter_height}, {"filter_width", filter_width},
-             {"stride_height", stride_height}, {"stride_width", stride_width}}};
+        gradtune::Structure structure{halide_type_to_enum_string(T),
+                                      data_format == DataFormat::NHWC ? "NHWC" : "NCHW",
+                                      {GRADTUNE_CONV2D_STRUCTURE(GRADTUNE_STRUCTURE_VALUE)}};
         gradtune::apply(gradtune::checked_knobs("Conv2D", structure, knobs.values(), get_target()), structure, p,
                         get_target());
     }

@@ -34,12 +34,7 @@ public:
     GeneratorParam<Type> T{"T", Float(32)};
     GeneratorParam<DataFormat> data_format{"data_format", DataFormat::NHWC,
                                            {{"NHWC", DataFormat::NHWC}, {"NCHW", DataFormat::NCHW}}};
-    GeneratorParam<int> filter_height{"filter_height", 0};
-    GeneratorParam<int> filter_width{"filter_width", 0};
-    GeneratorParam<int> stride{"stride", 0};
-    GeneratorParam<int> dilation_height{"dilation_height", 0};
-    GeneratorParam<int> dilation_width{"dilation_width", 0};
-    GeneratorParam<int> depth_multiplier{"depth_multiplier", 0};
+    GRADTUNE_DEPTHWISE_STRUCTURE(GRADTUNE_STRUCTURE_GENERATOR_PARAM)
     gradtune::DepthwiseConv2dNativeBackpropInputKnobs knobs;
 
     // The call's geometry; a variant that fixes a value ignores its input.
@@ -93,11 +88,9 @@ public:
         p.height = output->dim(2).extent();
         p.depth_multiplier = multiplier;
 
-        gradtune::Structure structure{
-            halide_type_to_enum_string(T), data_format == DataFormat::NHWC ? "NHWC" : "NCHW",
-            {{"depth_multiplier", depth_multiplier}, {"dilation_height", dilation_height},
-             {"dilation_width", dilation_width}, {"filter_height", filter_height},
-             {"filter_width", filter_width}, {"stride", stride}}};
+        gradtune::Structure structure{halide_type_to_enum_string(T),
+                                      data_format == DataFormat::NHWC ? "NHWC" : "NCHW",
+                                      {GRADTUNE_DEPTHWISE_STRUCTURE(GRADTUNE_STRUCTURE_VALUE)}};
         gradtune::apply(
             gradtune::checked_knobs("DepthwiseConv2dNativeBackpropInput", structure, knobs.values(), get_target()),
             structure, p, get_target());

@@ -28,7 +28,7 @@ public:
     GeneratorParam<Type> T{"T", Float(32)};
     GeneratorParam<DataFormat> data_format{"data_format", DataFormat::NHWC, {{"NHWC", DataFormat::NHWC}}};
     // TF's bool attr as a structural value: 0 = from the call, 1 = false, 2 = true.
-    GeneratorParam<int> overlapping{"overlapping", 0};
+    GRADTUNE_POOLING_STRUCTURE(GRADTUNE_STRUCTURE_GENERATOR_PARAM)
     gradtune::FractionalAvgPoolKnobs knobs;
 
     Input<int> call_overlapping{"call_overlapping"};  // 0 or 1; ignored when `overlapping` is fixed
@@ -79,7 +79,8 @@ public:
         p.width = output->dim(1).extent();
         p.height = output->dim(2).extent();
 
-        gradtune::Structure structure{halide_type_to_enum_string(T), "NHWC", {{"overlapping", overlapping}}};
+        gradtune::Structure structure{
+            halide_type_to_enum_string(T), "NHWC", {GRADTUNE_POOLING_STRUCTURE(GRADTUNE_STRUCTURE_VALUE)}};
         gradtune::apply(gradtune::checked_knobs("FractionalAvgPool", structure, knobs.values(), get_target()),
                         structure, p, get_target());
     }

@@ -62,7 +62,7 @@ public:
     GeneratorParam<Type> T{"T", Float(32)};
     GeneratorParam<DataFormat> data_format{"data_format", DataFormat::NHWC, {{"NHWC", DataFormat::NHWC}}};
     // TF's bool attr as a structural value: 0 = from the call, 1 = false, 2 = true.
-    GeneratorParam<int> overlapping{"overlapping", 0};
+    GRADTUNE_POOLING_STRUCTURE(GRADTUNE_STRUCTURE_GENERATOR_PARAM)
     gradtune::FractionalAvgPoolGradKnobs knobs;
 
     Input<int> call_overlapping{"call_overlapping"};  // 0 or 1; ignored when `overlapping` is fixed
@@ -85,7 +85,8 @@ public:
     void generate() {
         _halide_user_assert(overlapping >= 0 && overlapping <= 2)
             << "overlapping must be 0 (run time), 1 (false) or 2 (true), not " << static_cast<int>(overlapping);
-        gradtune::Structure structure{halide_type_to_enum_string(T), "NHWC", {{"overlapping", overlapping}}};
+        gradtune::Structure structure{
+            halide_type_to_enum_string(T), "NHWC", {GRADTUNE_POOLING_STRUCTURE(GRADTUNE_STRUCTURE_VALUE)}};
         const gradtune::Knobs checked =
             gradtune::checked_knobs("FractionalAvgPoolGrad", structure, knobs.values(), get_target());
         const bool cpu = gradtune::device_of(get_target()) == gradtune::Device::cpu;

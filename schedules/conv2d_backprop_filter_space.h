@@ -39,6 +39,7 @@
 #include <string>
 
 #include "knob_space.h"
+#include "structures.h"
 
 // The knobs, one line each (knob_space.h: how a table is read).
 #define GRADTUNE_CONV2D_BACKPROP_FILTER_CPU_KNOBS(KNOB, SHARED)                                                       \
@@ -85,6 +86,7 @@ inline int accumulator_bytes(const std::string &dtype) {
 }
 
 inline KnobSpace cpu_space(const Structure &s) {
+    const Conv2DBackpropStructure fixed = Conv2DBackpropStructure::from(s);
     const int bytes = accumulator_bytes(s.dtype);
     const int native = 64 / bytes;  // one AVX-512 register
     KnobSpace space;
@@ -100,7 +102,7 @@ inline KnobSpace cpu_space(const Structure &s) {
             const int registers = (accumulators + k.vectors_per_tile) * registers_per_vector + 1;
             if (registers > 32)
                 return "the register tile needs " + std::to_string(registers) + " vector registers (max 32)";
-            const int filter_w = s.fixed.at("filter_width");
+            const int filter_w = fixed.filter_width;
             if (filter_w > 0 && k.tile_fw > filter_w)
                 return "tile_fw " + std::to_string(k.tile_fw) + " is wider than the filter";
             return "";
@@ -127,8 +129,7 @@ inline OpSchema conv2d_backprop_filter_schema() {
     op.name = "Conv2DBackpropFilter";
     op.dtypes = {"float16", "bfloat16", "float32", "float64"};
     op.data_formats = {"NHWC", "NCHW"};
-    op.structure_params = {"dilation_height", "dilation_width", "filter_height", "filter_width",
-                           "groups",          "stride_height",  "stride_width"};
+    op.structure_params = Conv2DBackpropStructure::names();
     op.devices = {Device::cpu, Device::cuda};
     op.knob_space_version = 2;  // 2: algorithm and the tasks-outer knobs (defaults: version 1's blocks-outer schedule)
     op.space = per_device(conv2d_backprop_filter_space::cpu_space, conv2d_backprop_filter_space::cuda_space);

@@ -91,6 +91,7 @@ Var tile_cpu(Stage stage, const Conv2DBackpropInputPipeline &p, const CpuPlan &p
 // a 3x3x512x512 filter (9 MB) costs more than the reduction at N=1.
 void pack_filter(const Structure &s, Conv2DBackpropInputPipeline &p, int lanes, const Target &target, bool per_task,
                  const Var &task) {
+    const Conv2DBackpropStructure fixed = Conv2DBackpropStructure::from(s);
     // Blocks as wide as the vectors, except where only 16 registers hold them.
     const int native = target.natural_vector_size(p.filter_packed.type());
     const int block_lanes = target.has_feature(Target::AVX512) ? lanes : std::min(lanes, native);
@@ -100,7 +101,7 @@ void pack_filter(const Structure &s, Conv2DBackpropInputPipeline &p, int lanes, 
     } else {
         packed.compute_root();
     }
-    if (s.fixed.at("groups") != 1) {
+    if (fixed.groups != 1) {
         // With a run-time group the block of one c tile can span two groups'
         // filters: per vector along c, then.
         packed.vectorize(p.c, lanes, TailStrategy::GuardWithIf);
@@ -129,6 +130,7 @@ void pack_filter(const Structure &s, Conv2DBackpropInputPipeline &p, int lanes, 
 
 void apply_cpu(const Conv2DBackpropInputCpuKnobs &k, const Structure &s, Conv2DBackpropInputPipeline &p,
                const Target &target) {
+    const Conv2DBackpropStructure fixed = Conv2DBackpropStructure::from(s);
     const bool nhwc = s.data_format == "NHWC";
     CpuPlan plan;
     plan.vectorize_channels = nhwc || k.vectorize_channels;
@@ -179,11 +181,11 @@ void apply_cpu(const Conv2DBackpropInputCpuKnobs &k, const Structure &s, Conv2DB
     // the taps.
     Stage update = p.accumulator.update();
     std::vector<VarOrRVar> tile = {acc_inner}, phases;
-    if (!(plan.vectorize_channels && split_phases(update, p.x, s.fixed.at("stride_width"), "x", &tile, &phases)))
+    if (!(plan.vectorize_channels && split_phases(update, p.x, fixed.stride_width, "x", &tile, &phases)))
         tile.push_back(acc_other);
     if (rows == 1) {
         phases.push_back(p.y);  // a single row: keep it outside the reduction
-    } else if (!split_phases(update, p.y, s.fixed.at("stride_height"), "y", &tile, &phases)) {
+    } else if (!split_phases(update, p.y, fixed.stride_height, "y", &tile, &phases)) {
         tile.push_back(p.y);
     }
     // Output channels: optionally in blocks of channel_block with the taps
@@ -241,6 +243,7 @@ void apply_cpu(const Conv2DBackpropInputCpuKnobs &k, const Structure &s, Conv2DB
 // and, with channels_per_task, about that many input channels: a 7x7x512
 // layer at N=1 has 7 tile rows, too few tasks for even two threads.
 void apply_cpu_dot(const Conv2DBackpropInputCpuKnobs &k, const Structure &s, Conv2DBackpropInputPipeline &p) {
+    const Conv2DBackpropStructure fixed = Conv2DBackpropStructure::from(s);
     const int tile_c = k.tile_channels, tile_x = k.tile_other, tile_y = k.tile_y;
     const int c_tiles_per_task = k.channels_per_task > 0 ? std::max(1, k.channels_per_task / tile_c) : 0;
     Var c_tile{"c_tile"}, c_pos{"c_pos"}, x_tile{"x_tile"}, x_pos{"x_pos"}, y_tile{"y_tile"}, y_pos{"y_pos"};
@@ -286,8 +289,8 @@ void apply_cpu_dot(const Conv2DBackpropInputCpuKnobs &k, const Structure &s, Con
     partial.compute_at(p.output, c_tile).vectorize(lane).unroll(p.c).unroll(p.x).unroll(p.y);
     Stage partial_update = partial.update();
     std::vector<VarOrRVar> order = {lane, p.c}, phases;
-    if (!split_phases(partial_update, p.x, s.fixed.at("stride_width"), "x", &order, &phases)) order.push_back(p.x);
-    if (!split_phases(partial_update, p.y, s.fixed.at("stride_height"), "y", &order, &phases)) order.push_back(p.y);
+    if (!split_phases(partial_update, p.x, fixed.stride_width, "x", &order, &phases)) order.push_back(p.x);
+    if (!split_phases(partial_update, p.y, fixed.stride_height, "y", &order, &phases)) order.push_back(p.y);
     const size_t unrolled = order.size();
     order.insert(order.end(), {o_vector, col_tap, row_tap});
     order.insert(order.end(), phases.begin(), phases.end());

@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "knob_space.h"
+#include "structures.h"
 
 // The knobs, one line each (knob_space.h: how a table is read).
 // Knobs that only some algorithms read name them (.algorithms; 0 direct,
@@ -119,10 +120,11 @@ inline int accumulator_bytes(const std::string &dtype) {
 }
 
 inline KnobSpace cpu_space(const Structure &s) {
+    const Conv2DBackpropStructure fixed = Conv2DBackpropStructure::from(s);
     const int bytes = accumulator_bytes(s.dtype);
     const int native = 64 / bytes;  // one AVX-512 register
     const bool nhwc = s.data_format == "NHWC";
-    const int filter_h = s.fixed.at("filter_height"), filter_w = s.fixed.at("filter_width");
+    const int filter_h = fixed.filter_height, filter_w = fixed.filter_width;
     const bool fixed_filter = filter_h > 0 && filter_w > 0;
     KnobSpace space;
     space.knobs = GRADTUNE_KNOB_LIST(GRADTUNE_CONV2D_BACKPROP_INPUT_CPU_KNOBS);
@@ -143,9 +145,11 @@ inline KnobSpace cpu_space(const Structure &s) {
                 return "tile_rows_per_task splits single images (images_per_task=1)";
             if (!nhwc) return "the Winograd algorithm is NHWC only";
             if (filter_h != 3 || filter_w != 3) return "the Winograd algorithm needs a variant that fixes a 3x3 filter";
-            for (const char *one : {"stride_height", "stride_width", "dilation_height", "dilation_width", "groups"})
-                if (s.fixed.at(one) != 1)
-                    return std::string("the Winograd algorithm needs a variant that fixes ") + one + "=1";
+            if (fixed.stride_height != 1 || fixed.stride_width != 1)
+                return "the Winograd algorithm needs a variant that fixes stride 1";
+            if (fixed.dilation_height != 1 || fixed.dilation_width != 1)
+                return "the Winograd algorithm needs a variant that fixes dilation 1";
+            if (fixed.groups != 1) return "the Winograd algorithm needs a variant that fixes groups=1";
             if (s.dtype != "float32" && s.dtype != "float64")
                 return "the Winograd algorithm is float32/float64 only (its transforms round in the accumulator type)";
         } else if (k.algorithm == 1) {
@@ -155,14 +159,14 @@ inline KnobSpace cpu_space(const Structure &s) {
             const int registers = (accumulators + 2) * registers_per_vector;
             if (registers > 32) return "the dot tile needs " + std::to_string(registers) + " vector registers (max 32)";
             if (!nhwc) return "the dot algorithm is NHWC only";
-            if (s.fixed.at("groups") != 1) return "the dot algorithm needs a variant that fixes groups=1";
+            if (fixed.groups != 1) return "the dot algorithm needs a variant that fixes groups=1";
         } else {
             // Accumulators, plus the filter vectors and one broadcast of an
             // inner iteration. With a fixed stride the reduction runs one tap
             // phase of the tile at a time (split_phases), so only that
             // phase's columns and rows are live: ceil(tile / stride) of them.
-            const int phases_x = k.vectorize_channels ? std::max(1, s.fixed.at("stride_width")) : 1;
-            const int phases_y = std::max(1, s.fixed.at("stride_height"));
+            const int phases_x = k.vectorize_channels ? std::max(1, fixed.stride_width) : 1;
+            const int phases_y = std::max(1, fixed.stride_height);
             const int live_columns = (k.tile_other + phases_x - 1) / phases_x;
             const int live_rows = (k.tile_y + phases_y - 1) / phases_y;
             const int accumulators = k.vectors_per_tile * live_columns * live_rows;
@@ -177,7 +181,7 @@ inline KnobSpace cpu_space(const Structure &s) {
             return "channel_tasks already puts channel tiles outside the spatial tiles";
         return "";
     });
-    if (nhwc && s.fixed.at("groups") == 1) {
+    if (nhwc && fixed.groups == 1) {
         // The dot algorithm's start: 4 input channels x 7 columns (a whole
         // row of a 7x7 or 14x14 image), one row per task, 64 channels per
         // task. On the ResNet-50 3x3 layers at N=1 (Zen 5): 7x7x512 0.71 ms,
@@ -232,8 +236,7 @@ inline OpSchema conv2d_backprop_input_schema() {
     op.name = "Conv2DBackpropInput";
     op.dtypes = {"float16", "bfloat16", "float32", "float64", "int32"};
     op.data_formats = {"NHWC", "NCHW"};
-    op.structure_params = {"dilation_height", "dilation_width", "filter_height", "filter_width",
-                           "groups",          "stride_height",  "stride_width"};
+    op.structure_params = Conv2DBackpropStructure::names();
     op.devices = {Device::cpu, Device::cuda};
     // 2: algorithm and tile_channels (defaults: version 1's direct schedule);
     // 3: pack_filter=2 (per-task packing); 4: channels_per_task (dot);

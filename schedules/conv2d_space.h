@@ -23,6 +23,7 @@
 #include <string>
 
 #include "knob_space.h"
+#include "structures.h"
 
 // The knobs, one line each (knob_space.h: how a table is read).
 #define GRADTUNE_CONV2D_CPU_KNOBS(KNOB, SHARED)                                                            \
@@ -53,13 +54,14 @@ GRADTUNE_TYPED_KNOBS(Conv2DCudaKnobs, GRADTUNE_CONV2D_CUDA_KNOBS);
 namespace conv2d_space {
 
 inline KnobSpace cpu_space(const Structure &s) {
+    const Conv2DStructure fixed = Conv2DStructure::from(s);
     const int bytes = dtype_bytes(s.dtype);
     // 16-bit floats accumulate in float32: registers are counted in
     // accumulator lanes, and the default vector is one AVX-512 register of them.
     const int accumulator_bytes = s.dtype == "float16" || s.dtype == "bfloat16" ? 4 : bytes;
     const int native = 64 / accumulator_bytes;
-    const bool fixed_filter = s.fixed.at("filter_height") > 0 && s.fixed.at("filter_width") > 0;
-    const int taps = s.fixed.at("filter_height") * s.fixed.at("filter_width");
+    const bool fixed_filter = fixed.filter_height > 0 && fixed.filter_width > 0;
+    const int taps = fixed.filter_height * fixed.filter_width;
     KnobSpace space;
     space.knobs = GRADTUNE_KNOB_LIST(GRADTUNE_CONV2D_CPU_KNOBS);
     space.constraint = KnobSpace::typed<Conv2DCpuKnobs>([=](const Conv2DCpuKnobs &k) -> std::string {
@@ -95,8 +97,7 @@ inline OpSchema conv2d_schema() {
     op.name = "Conv2D";
     op.dtypes = {"float16", "bfloat16", "float32", "float64", "int32"};
     op.data_formats = {"NHWC", "NCHW"};
-    op.structure_params = {"dilation_height", "dilation_width", "filter_height",
-                           "filter_width",    "stride_height",  "stride_width"};
+    op.structure_params = Conv2DStructure::names();
     op.devices = {Device::cpu, Device::cuda};
     op.knob_space_version = 1;  // bump when a knob's meaning changes
     op.space = per_device(conv2d_space::cpu_space, conv2d_space::cuda_space);

@@ -29,6 +29,7 @@
 #include <string>
 
 #include "knob_space.h"
+#include "structures.h"
 
 // The knobs, one line each (knob_space.h: how a table is read).
 // A domain may be an expression of the space function's locals too.
@@ -51,15 +52,15 @@
     KNOB(tap_tile_x, (kTapTiles), tap_x, "filter columns per register tile")                                         \
     KNOB(tap_tile_y, (kTapTiles), tap_y, "filter rows per register tile")
 
-#define GRADTUNE_DEPTHWISE_CONV2D_NATIVE_BACKPROP_FILTER_CUDA_KNOBS(KNOB, SHARED)                              \
-    KNOB(threads_unit, (8, 16, 32, 64, 128, 256), 32,                                                          \
-         nhwc ? "threads along channels (coalesced)"                                                           \
-              : "threads along output columns, one partial sum each (coalesced)")                              \
-    KNOB(threads_other, (1, 2, 4, 8, 16), 4, nhwc ? "partitions per block" : "channels per block")             \
-    SHARED(partitions, (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024), nhwc ? 256 : 64,                         \
-           "parts of the reduction rows (n, oh), computed by separate threads and summed in order")            \
-    SHARED(tap_tile_x, (kTapTiles), default_tap_tile(s.fixed.at("filter_width")), "filter columns per thread") \
-    SHARED(tap_tile_y, (kTapTiles), default_tap_tile(s.fixed.at("filter_height")), "filter rows per thread")
+#define GRADTUNE_DEPTHWISE_CONV2D_NATIVE_BACKPROP_FILTER_CUDA_KNOBS(KNOB, SHARED)                      \
+    KNOB(threads_unit, (8, 16, 32, 64, 128, 256), 32,                                                  \
+         nhwc ? "threads along channels (coalesced)"                                                   \
+              : "threads along output columns, one partial sum each (coalesced)")                      \
+    KNOB(threads_other, (1, 2, 4, 8, 16), 4, nhwc ? "partitions per block" : "channels per block")     \
+    SHARED(partitions, (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024), nhwc ? 256 : 64,                 \
+           "parts of the reduction rows (n, oh), computed by separate threads and summed in order")    \
+    SHARED(tap_tile_x, (kTapTiles), default_tap_tile(fixed.filter_width), "filter columns per thread") \
+    SHARED(tap_tile_y, (kTapTiles), default_tap_tile(fixed.filter_height), "filter rows per thread")
 
 namespace gradtune {
 
@@ -86,7 +87,8 @@ inline int default_tap_tile(int fixed) {
 // (either device's knobs).
 template <class TapTiles>
 std::string check_tap_tiles(const Structure &s, const TapTiles &k) {
-    const int fixed_w = s.fixed.at("filter_width"), fixed_h = s.fixed.at("filter_height");
+    const DepthwiseStructure fixed = DepthwiseStructure::from(s);
+    const int fixed_w = fixed.filter_width, fixed_h = fixed.filter_height;
     if (fixed_w > 0 && k.tap_tile_x > fixed_w)
         return "tap_tile_x " + std::to_string(k.tap_tile_x) + " exceeds the fixed filter width " +
                std::to_string(fixed_w);
@@ -97,13 +99,14 @@ std::string check_tap_tiles(const Structure &s, const TapTiles &k) {
 }
 
 inline KnobSpace cpu_space(const Structure &s) {
+    const DepthwiseStructure fixed = DepthwiseStructure::from(s);
     const int bytes = dtype_bytes(s.dtype);
     // 16-bit types accumulate in float32: the register budget counts those.
     const int accumulator_bytes = std::max(4, bytes);
     const int lanes = 64 / accumulator_bytes;  // one AVX-512 register of accumulators
     const bool nhwc = s.data_format == "NHWC";
-    const int tap_x = default_tap_tile(s.fixed.at("filter_width"));
-    const int tap_y = default_tap_tile(s.fixed.at("filter_height"));
+    const int tap_x = default_tap_tile(fixed.filter_width);
+    const int tap_y = default_tap_tile(fixed.filter_height);
     const int vectors = tap_x * tap_y * 2 <= 32 && nhwc ? 2 : 1;
     KnobSpace space;
     space.knobs = GRADTUNE_KNOB_LIST(GRADTUNE_DEPTHWISE_CONV2D_NATIVE_BACKPROP_FILTER_CPU_KNOBS);
@@ -132,6 +135,7 @@ inline KnobSpace cpu_space(const Structure &s) {
 }
 
 inline KnobSpace cuda_space(const Structure &s) {
+    const DepthwiseStructure fixed = DepthwiseStructure::from(s);
     const bool nhwc = s.data_format == "NHWC";
     KnobSpace space;
     space.knobs = GRADTUNE_KNOB_LIST(GRADTUNE_DEPTHWISE_CONV2D_NATIVE_BACKPROP_FILTER_CUDA_KNOBS);
@@ -156,8 +160,7 @@ inline OpSchema depthwise_conv2d_native_backprop_filter_schema() {
     op.name = "DepthwiseConv2dNativeBackpropFilter";
     op.dtypes = {"float16", "bfloat16", "float32", "float64"};
     op.data_formats = {"NHWC", "NCHW"};
-    op.structure_params = {"depth_multiplier", "dilation_height", "dilation_width",
-                           "filter_height",    "filter_width",    "stride"};
+    op.structure_params = DepthwiseStructure::names();
     op.devices = {Device::cpu, Device::cuda};
     op.knob_space_version = 1;  // bump when a knob's meaning changes
     op.space = per_device(depthwise_conv2d_native_backprop_filter_space::cpu_space,

@@ -14,6 +14,7 @@ using namespace Halide;
 
 void apply_cpu(const DepthwiseConv2dNativeBackpropInputCpuKnobs &k, const Structure &s,
                DepthwiseConv2dNativeBackpropInputPipeline &p) {
+    const DepthwiseStructure fixed = DepthwiseStructure::from(s);
     const bool nhwc = s.data_format == "NHWC";
     // The unit-stride dimension is vectorised; the other one is tiled.
     Var inner = nhwc ? p.c : p.x, other = nhwc ? p.x : p.c;
@@ -52,7 +53,7 @@ void apply_cpu(const DepthwiseConv2dNativeBackpropInputCpuKnobs &k, const Struct
     // the depth multiplier and the taps.
     RVar m = p.taps.x, col_tap = p.taps.y, row_tap = p.taps.z;
     Stage update = p.accumulator.update();
-    const int stride = s.fixed.at("stride");
+    const int stride = fixed.stride;
     std::vector<VarOrRVar> tile = {inner}, phases;
     if (!(nhwc && split_phases(update, p.x, stride, "x", &tile, &phases))) tile.push_back(other);
     if (rows == 1) {

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "knob_space.h"
+#include "structures.h"
 
 // The knobs, one line each (knob_space.h: how a table is read).
 #define GRADTUNE_DEPTHWISE_CONV2D_NATIVE_BACKPROP_INPUT_CPU_KNOBS(KNOB, SHARED)                           \
@@ -44,11 +45,12 @@ GRADTUNE_TYPED_KNOBS(DepthwiseConv2dNativeBackpropInputCudaKnobs,
 namespace depthwise_conv2d_native_backprop_input_space {
 
 inline KnobSpace cpu_space(const Structure &s) {
+    const DepthwiseStructure fixed = DepthwiseStructure::from(s);
     const int bytes = dtype_bytes(s.dtype);
     const int native = 64 / bytes;  // one AVX-512 register
     const bool nhwc = s.data_format == "NHWC";
-    const bool fixed_filter = s.fixed.at("filter_height") > 0 && s.fixed.at("filter_width") > 0;
-    const int taps = s.fixed.at("filter_height") * s.fixed.at("filter_width");
+    const bool fixed_filter = fixed.filter_height > 0 && fixed.filter_width > 0;
+    const int taps = fixed.filter_height * fixed.filter_width;
     KnobSpace space;
     space.knobs = GRADTUNE_KNOB_LIST(GRADTUNE_DEPTHWISE_CONV2D_NATIVE_BACKPROP_INPUT_CPU_KNOBS);
     space.constraint = KnobSpace::typed<DepthwiseConv2dNativeBackpropInputCpuKnobs>(
@@ -58,7 +60,7 @@ inline KnobSpace cpu_space(const Structure &s) {
             // With a fixed stride the reduction runs one tap phase of the tile at
             // a time (NHWC columns, and rows), so only ceil(tile / stride)
             // columns and rows of it are live.
-            const int stride = std::max(1, s.fixed.at("stride"));
+            const int stride = std::max(1, fixed.stride);
             const int live_columns = nhwc ? (k.tile_other + stride - 1) / stride : k.tile_other;
             const int live_rows = (k.tile_y + stride - 1) / stride;
             const int accumulators = k.vectors_per_tile * live_columns * live_rows * std::max(1, vector_bytes / 64);
@@ -90,8 +92,7 @@ inline OpSchema depthwise_conv2d_native_backprop_input_schema() {
     op.name = "DepthwiseConv2dNativeBackpropInput";
     op.dtypes = {"float16", "bfloat16", "float32", "float64"};
     op.data_formats = {"NHWC", "NCHW"};
-    op.structure_params = {"depth_multiplier", "dilation_height", "dilation_width",
-                           "filter_height",    "filter_width",    "stride"};
+    op.structure_params = DepthwiseStructure::names();
     op.devices = {Device::cpu, Device::cuda};
     op.knob_space_version = 1;  // bump when a knob's meaning changes
     op.space = per_device(depthwise_conv2d_native_backprop_input_space::cpu_space,

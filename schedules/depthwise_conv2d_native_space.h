@@ -19,6 +19,7 @@
 #include <string>
 
 #include "knob_space.h"
+#include "structures.h"
 
 // The knobs, one line each (knob_space.h: how a table is read).
 #define GRADTUNE_DEPTHWISE_CONV2D_NATIVE_CPU_KNOBS(KNOB, SHARED)                                          \
@@ -48,13 +49,14 @@ GRADTUNE_TYPED_KNOBS(DepthwiseConv2dNativeCudaKnobs, GRADTUNE_DEPTHWISE_CONV2D_N
 namespace depthwise_conv2d_native_space {
 
 inline KnobSpace cpu_space(const Structure &s) {
+    const DepthwiseStructure fixed = DepthwiseStructure::from(s);
     const int bytes = dtype_bytes(s.dtype);
     // 16-bit floats accumulate in float32: registers are counted in
     // accumulator lanes, and the default vector is one AVX-512 register of them.
     const int accumulator_bytes = s.dtype == "float16" || s.dtype == "bfloat16" ? 4 : bytes;
     const int native = 64 / accumulator_bytes;
-    const bool fixed_filter = s.fixed.at("filter_height") > 0 && s.fixed.at("filter_width") > 0;
-    const int taps = s.fixed.at("filter_height") * s.fixed.at("filter_width");
+    const bool fixed_filter = fixed.filter_height > 0 && fixed.filter_width > 0;
+    const int taps = fixed.filter_height * fixed.filter_width;
     KnobSpace space;
     space.knobs = GRADTUNE_KNOB_LIST(GRADTUNE_DEPTHWISE_CONV2D_NATIVE_CPU_KNOBS);
     space.constraint =
@@ -91,8 +93,7 @@ inline OpSchema depthwise_conv2d_native_schema() {
     op.name = "DepthwiseConv2dNative";
     op.dtypes = {"float16", "bfloat16", "float32", "float64"};
     op.data_formats = {"NHWC", "NCHW"};
-    op.structure_params = {"depth_multiplier", "dilation_height", "dilation_width",
-                           "filter_height",    "filter_width",    "stride"};
+    op.structure_params = DepthwiseStructure::names();
     op.devices = {Device::cpu, Device::cuda};
     op.knob_space_version = 1;  // bump when a knob's meaning changes
     op.space = per_device(depthwise_conv2d_native_space::cpu_space, depthwise_conv2d_native_space::cuda_space);

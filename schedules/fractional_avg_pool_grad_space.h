@@ -32,6 +32,7 @@
 #include <string>
 
 #include "knob_space.h"
+#include "structures.h"
 
 // The knobs, one line each (knob_space.h: how a table is read).
 #define GRADTUNE_FRACTIONAL_AVG_POOL_GRAD_CPU_KNOBS(KNOB, SHARED)                                                      \
@@ -102,7 +103,7 @@ inline OpSchema fractional_avg_pool_grad_schema() {
     op.name = "FractionalAvgPoolGrad";
     op.dtypes = {"float32", "float64", "int32", "int64"};
     op.data_formats = {"NHWC"};
-    op.structure_params = {"overlapping"};
+    op.structure_params = PoolingStructure::names();
     op.devices = {Device::cpu, Device::cuda};
     // 2: divide_by_reciprocal (CPU; 0 = the division of version 1).
     op.knob_space_version = 2;  // bump when a knob's meaning changes

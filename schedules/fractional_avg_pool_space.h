@@ -20,6 +20,7 @@
 #include <string>
 
 #include "knob_space.h"
+#include "structures.h"
 
 // The knobs, one line each (knob_space.h: how a table is read).
 #define GRADTUNE_FRACTIONAL_AVG_POOL_CPU_KNOBS(KNOB, SHARED)                             \
@@ -77,7 +78,7 @@ inline OpSchema fractional_avg_pool_schema() {
     op.name = "FractionalAvgPool";
     op.dtypes = {"float32", "float64", "int32", "int64"};
     op.data_formats = {"NHWC"};
-    op.structure_params = {"overlapping"};
+    op.structure_params = PoolingStructure::names();
     op.devices = {Device::cpu, Device::cuda};
     op.knob_space_version = 1;  // bump when a knob's meaning changes
     op.space = per_device(fractional_avg_pool_space::cpu_space, fractional_avg_pool_space::cuda_space);

@@ -11,6 +11,14 @@
 
 namespace gradtune {
 
+// A generator's structural GeneratorParams (0: from the call at run time)
+// and their values by name for its Structure, from its family's table
+// (structures.h): GRADTUNE_DEPTHWISE_STRUCTURE(GRADTUNE_STRUCTURE_GENERATOR_PARAM)
+// in the class, {GRADTUNE_DEPTHWISE_STRUCTURE(GRADTUNE_STRUCTURE_VALUE)} for
+// Structure::fixed.
+#define GRADTUNE_STRUCTURE_GENERATOR_PARAM(param) Halide::GeneratorParam<int> param{#param, 0};
+#define GRADTUNE_STRUCTURE_VALUE(param) {#param, param},
+
 // A knob GeneratorParam left unset: the space's default for the variant's
 // device and structure (the only place a default is declared).
 inline constexpr int kSpaceDefault = -1;
