@@ -265,11 +265,12 @@ int main(int argc, char **argv) {
        << " GB/s (copy, bytes read + written). \"roofline\" = tuned throughput / the bound of the row: FMA peak for "
           "compute-bound rows (GFLOP/s), DRAM for memory-bound ones (GB/s of compulsory traffic).\n\n"
        << "oneDNN columns: " << (with_onednn ? "oneDNN 2.6 on TF's layouts / with weights in its own layout "
-                                               "(reorder not timed); tuned/oneDNN < 1 means gradtune is faster."
+                                               "(reorder not timed)."
                                              : "not run.")
        << "\n\nTensorFlow columns: " << tf_columns << "\n\n"
+       << "Every ratio in this report is the other time / gradtune's tuned time: above 1, gradtune is faster.\n\n"
        << "| op | shape | N | generic ms (spread) | tuned ms (spread) | speedup | tuned throughput | served by "
-          "| oneDNN TF-layout / own-layout ms | tuned / best oneDNN | TF default / Eigen ms | tuned / TF default |\n"
+          "| oneDNN TF-layout / own-layout ms | best oneDNN / tuned | TF default / Eigen ms | TF default / tuned |\n"
        << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     // The tuned time's throughput (GFLOP/s or GB/s) and its fraction of the
     // row's bound (0 where the suite gives no flops or bytes).
@@ -330,16 +331,17 @@ int main(int argc, char **argv) {
                 v.worst_row = r.entry.name();
             }
             md << fixed(r.onednn_tf.median_ms, 3) << " / " << fixed(r.onednn_own.median_ms, 3) << " | "
-               << fixed(r.tuned.median_ms / best, 2) << " | ";
+               << fixed(ratio, 2) << " | ";
         } else {
             md << "- | - | ";
         }
         if (r.tf_default.median_ms > 0) {
             VsTf &v = vs_tf[r.entry.op];
-            v.log_sum += std::log(r.tf_default.median_ms / r.tuned.median_ms);
+            const double ratio = r.tf_default.median_ms / r.tuned.median_ms;
+            v.log_sum += std::log(ratio);
             v.rows++;
             md << fixed(r.tf_default.median_ms, 3) << " / " << fixed(r.tf_eigen.median_ms, 3) << " | "
-               << fixed(r.tuned.median_ms / r.tf_default.median_ms, 2) << " |\n";
+               << fixed(ratio, 2) << " |\n";
         } else {
             md << (r.tf_note.empty() ? "-" : "TF: " + r.tf_note) << " | - |\n";
         }
