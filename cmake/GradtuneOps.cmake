@@ -1,9 +1,9 @@
 # Every op gradtune compiles: "TFName:file_stem". Adding an op is one line
 # here plus its own files (DESIGN.md rule 6), all named after the stem:
 #   generators/<stem>_generator.cpp
-#   schedules/<stem>.h, <stem>.cpp (apply), <stem>_space.h (knob tables, space)
+#   schedules/<stem>.h (the pipeline's Funcs and apply), <stem>_space.h (knob tables, space)
 #   runtime/include/gradtune/<stem>.h, runtime/src/<stem>.cpp
-#   tests/reference/<stem>.h/.cpp, tests/test_<stem>.cpp
+#   tests/reference/<stem>.h, tests/test_<stem>.cpp
 # The C++ registries (schedules/ops.cpp, runtime/src/op_registry.cpp) include
 # the generated op_list.inc (and op_spaces.inc) made from this list.
 set(GRADTUNE_ALL_OPS
@@ -82,7 +82,7 @@ set(GRADTUNE_COMMON_SOURCES
 foreach (op file IN ZIP_LISTS GRADTUNE_OPS GRADTUNE_OP_STEMS)
     set(_files ${GRADTUNE_COMMON_SOURCES}
         generators/${file}_generator.cpp
-        schedules/${file}.h schedules/${file}.cpp schedules/${file}_space.h)
+        schedules/${file}.h schedules/${file}_space.h)
     set(_text "")
     foreach (f IN LISTS _files)
         file(READ "${PROJECT_SOURCE_DIR}/${f}" _content)

@@ -4,6 +4,8 @@
 // conv2d_backprop_filter_space.h.
 #pragma once
 
+#include <algorithm>
+
 #include "Halide.h"
 #include "conv2d_backprop_filter_space.h"
 #include "halide_knobs.h"
@@ -16,17 +18,302 @@ GRADTUNE_GENERATOR_KNOBS(Conv2DBackpropFilterKnobs, GRADTUNE_CONV2D_BACKPROP_FIL
 
 // The algorithm's Funcs and loop variables, as the generator built them.
 struct Conv2DBackpropFilterPipeline {
-    Halide::Func output;                          // dF(o, ci, fw, fh), type T
-    Halide::Func accumulator{"accumulator"};     // (o, ci, fw, fh): pure 0, update += over positions
-    Halide::Func input{"input_padded"};           // (c, w, h, n), zero outside the input
-    Halide::Func out_backprop{"out_backprop_in"}; // (o, ow, oh, n), out_backprop as is
-    Halide::RDom positions;                       // (ow, oh, n): every out_backprop position
+    Halide::Func output;                           // dF(o, ci, fw, fh), type T
+    Halide::Func accumulator{"accumulator"};       // (o, ci, fw, fh): pure 0, update += over positions
+    Halide::Func input{"input_padded"};            // (c, w, h, n), zero outside the input
+    Halide::Func out_backprop{"out_backprop_in"};  // (o, ow, oh, n), out_backprop as is
+    Halide::RDom positions;                        // (ow, oh, n): every out_backprop position
     Halide::Var o{"o"}, ci{"ci"}, fw{"fw"}, fh{"fh"};
     Halide::Expr out_depth, group_in_depth, filter_width;  // Cout, Cg, FW (constants where fixed)
-    Halide::Expr groups;                                    // G (a constant in variants that fix it)
+    Halide::Expr groups;                                   // G (a constant in variants that fix it)
 };
 
-void apply(const Knobs &knobs, const Structure &structure, Conv2DBackpropFilterPipeline &pipeline,
-           const Halide::Target &target);
+// apply() for Conv2DBackpropFilter. Knob meanings and legal values:
+// conv2d_backprop_filter_space.h.
+//
+// The reduction over every out_backprop position (N * OH * OW, 100k for a
+// ResNet-50 layer at batch 32) is split into blocks of rows_per_block rows of
+// images_per_block images. rfactor turns the block into an intermediate,
+// block_sum(o, ci, fw, fh, block), computed one register tile at a time:
+//   for each block (serial):          stage the block's out_backprop / input
+//     parallel for each filter tile:  block_sum tile = sum over the block (registers)
+//                                     accumulator tile += block_sum tile
+// so the block's data is reused from cache by every tile, and the filter
+// gradient is read and written once per block (algorithm 0, "blocks outer").
+// Algorithm 1 ("tasks outer") turns the nest inside out:
+//   parallel for each task (output-channel tiles x input-channel group
+//                             [x filter row] [x band of out_backprop rows]):
+//     for each block of the task's rows (serial): stage the task's slice of the block
+//       for each filter tile of the task:         block_sum tile (registers), merged tile +=
+// where `merged` is the accumulator, or with bands the band's own copy of it
+// (the copies are added in band order afterwards). One fork/join per call,
+// and the task's tiles reuse the block from L1.
+namespace conv2d_backprop_filter_schedule {
+
+using namespace Halide;
+
+// Names shared by both specialisation branches, so that producers can be
+// computed at the same loop in both.
+struct Loops {
+    Var o_tile{"o_tile"}, o_lane{"o_lane"}, ci_tile{"ci_tile"}, ci_pos{"ci_pos"};
+    Var fw_tile{"fw_tile"}, fw_pos{"fw_pos"}, tile{"tile"}, tile_a{"tile_a"}, tile_b{"tile_b"};
+    RVar oh_block{"oh_block"}, oh_in{"oh_in"}, n_block{"n_block"}, n_in{"n_in"};
+    Var block_oh{"block_oh"}, block_n{"block_n"};
+    Var band{"band"};  // tasks outer: the band of out_backprop rows a task reduces
+};
+
+// Splits the reduction of `update` (over columns, rows `oh`, images) into
+// blocks and returns the per-block intermediate. After this, `update` adds
+// block_sum(..., oh_block, n_block) over the blocks.
+inline Func split_into_blocks(Stage update, RVar oh, const Conv2DBackpropFilterPipeline &p, const Loops &l, int rows,
+                              int images) {
+    RVar n = p.positions.z;
+    update.split(oh, l.oh_block, l.oh_in, rows, TailStrategy::GuardWithIf)
+        .split(n, l.n_block, l.n_in, images, TailStrategy::GuardWithIf);
+    return update.rfactor({{l.oh_block, l.block_oh}, {l.n_block, l.block_n}});
+}
+
+// Splits the merge stage into register tiles of o_size output channels x
+// ci_size input channels x fw_size filter columns. Past Cg and FW the
+// accumulator is rounded up. Output channels are rounded up too (a branch
+// taken only when o_size divides Cout) unless o_tail says otherwise.
+inline void split_register_tile(Stage merge, const Conv2DBackpropFilterPipeline &p, const Loops &l, int o_size,
+                                int ci_size, int fw_size, TailStrategy o_tail = TailStrategy::RoundUp) {
+    merge.split(p.o, l.o_tile, l.o_lane, o_size, o_tail)
+        .split(p.ci, l.ci_tile, l.ci_pos, ci_size, TailStrategy::RoundUp)
+        .split(p.fw, l.fw_tile, l.fw_pos, fw_size, TailStrategy::RoundUp);
+}
+
+// The full-tile branch of the merge stage: register tiles of o_size output
+// channels x ci_size input channels x fw_size filter columns, all tiles of a
+// block in parallel, blocks outermost.
+inline void tile_merge(Stage merge, const Conv2DBackpropFilterPipeline &p, const Loops &l, int o_size, int ci_size,
+                       int fw_size, bool ci_outer, int vector) {
+    split_register_tile(merge, p, l, o_size, ci_size, fw_size);
+    const Var inner_tile = ci_outer ? l.o_tile : l.ci_tile, outer_tile = ci_outer ? l.ci_tile : l.o_tile;
+    merge.reorder(l.o_lane, l.ci_pos, l.fw_pos, inner_tile, outer_tile, l.fw_tile, p.fh, l.oh_block, l.n_block)
+        .fuse(inner_tile, outer_tile, l.tile_a)
+        .fuse(l.tile_a, l.fw_tile, l.tile_b)
+        .fuse(l.tile_b, p.fh, l.tile)
+        .parallel(l.tile)
+        .vectorize(l.o_lane, vector, TailStrategy::GuardWithIf)
+        .unroll(l.ci_pos)
+        .unroll(l.fw_pos);
+}
+
+// The tasks-outer algorithm's split of the filter into parallel tasks.
+struct Tasks {
+    int bands;             // reduction_tasks: bands of out_backprop rows (1: none)
+    bool rows;             // row_tasks: each filter row its own task
+    int ci_groups;         // ci_tasks
+    int o_tiles_per_task;  // o_tiles_per_task
+};
+
+// Tasks outer: the full-tile branch of algorithm 1. A task owns
+// o_tiles_per_task output-channel tiles x 1/ci_tasks of the input-channel
+// tiles (x one filter row with row_tasks, x one band of out_backprop rows
+// with bands) and runs every block of its reduction over them; its tiles
+// (output-channel x input-channel x filter-column [x filter-row] tile) are
+// innermost, fused into `tile` as in tile_merge.
+inline void task_merge(Stage merge, const Conv2DBackpropFilterPipeline &p, const Loops &l, int o_size, int ci_size,
+                       int fw_size, const Tasks &t, int vector) {
+    split_register_tile(merge, p, l, o_size, ci_size, fw_size);
+    Var ci_task{"ci_task"}, ci_in{"ci_in"}, o_task{"o_task"}, o_in{"o_in"}, task_a{"task_a"}, task{"task"};
+    const Expr ci_tiles_per_task = ((p.group_in_depth + ci_size - 1) / ci_size + t.ci_groups - 1) / t.ci_groups;
+    merge.split(l.ci_tile, ci_task, ci_in, ci_tiles_per_task, TailStrategy::GuardWithIf)
+        .split(l.o_tile, o_task, o_in, t.o_tiles_per_task, TailStrategy::GuardWithIf);
+    // Innermost first: the register tile, the task's tiles, its blocks, the tasks.
+    std::vector<VarOrRVar> order{l.o_lane, l.ci_pos, l.fw_pos, ci_in, o_in, l.fw_tile};
+    if (!t.rows) order.push_back(p.fh);
+    order.insert(order.end(), {l.oh_block, l.n_block});
+    if (t.rows) order.push_back(p.fh);
+    order.insert(order.end(), {ci_task, o_task});
+    if (t.bands > 1) order.push_back(l.band);
+    merge.reorder(order).fuse(ci_in, o_in, l.tile_a).fuse(l.tile_a, l.fw_tile, l.tile_b);
+    if (t.rows) {
+        merge.rename(l.tile_b, l.tile).fuse(p.fh, ci_task, task_a);
+    } else {
+        merge.fuse(l.tile_b, p.fh, l.tile).rename(ci_task, task_a);
+    }
+    if (t.bands > 1) {
+        Var task_b{"task_b"};
+        merge.fuse(task_a, o_task, task_b).fuse(task_b, l.band, task);
+    } else {
+        merge.fuse(task_a, o_task, task);
+    }
+    merge.parallel(task).vectorize(l.o_lane, vector, TailStrategy::GuardWithIf).unroll(l.ci_pos).unroll(l.fw_pos);
+}
+
+// The block's partial sums for one tile stay in registers over the block's
+// positions: columns innermost (unrolled by `unroll`), then rows, then
+// images. Vectors of `lanes` output channels, `half` of them where only a
+// half vector divides the output channels (half_vectors).
+inline void schedule_block_sum(Func block_sum, const Func &merged, const Conv2DBackpropFilterPipeline &p,
+                               const Loops &l, int unroll, int lanes, int half, const Expr &half_vectors) {
+    block_sum.compute_at(merged, l.tile);
+    auto schedule_sums = [&](Stage init, Stage update, int o_lanes) {
+        init.vectorize(p.o, o_lanes, TailStrategy::Predicate).unroll(p.o).unroll(p.ci).unroll(p.fw);
+        RVar ow = p.positions.x;
+        if (unroll > 1) {
+            RVar ow_outer("ow_outer"), ow_inner("ow_inner");
+            update.split(ow, ow_outer, ow_inner, unroll, TailStrategy::GuardWithIf)
+                .reorder(p.o, p.ci, p.fw, ow_inner, ow_outer, l.oh_in, l.n_in)
+                .unroll(ow_inner);
+        } else {
+            update.reorder(p.o, p.ci, p.fw, ow, l.oh_in, l.n_in);
+        }
+        update.vectorize(p.o, o_lanes, TailStrategy::Predicate).unroll(p.o).unroll(p.ci).unroll(p.fw);
+    };
+    if (half >= 4) {
+        schedule_sums(block_sum.specialize(half_vectors), block_sum.update().specialize(half_vectors), half);
+    }
+    schedule_sums(block_sum, block_sum.update(), lanes);
+}
+
+// Staging copies the block's slice once, channels innermost: dense channel
+// loads in both layouts (NCHW is transposed here) and, for the input, no
+// boundary selects in the reduction. Blocks outer copies in parallel; tasks
+// outer copies each task's own slice inside the task.
+inline void stage_block(const Conv2DBackpropFilterCpuKnobs &k, bool nhwc, bool tasks_outer, const Func &merged,
+                        const Conv2DBackpropFilterPipeline &p, const Loops &l) {
+    for (auto [stage, staged] : {std::pair{k.stage_out_backprop, p.out_backprop},  // (o, ow, oh, n)
+                                 std::pair{k.stage_input, p.input}}) {             // (c, w, h, n)
+        if (!stage) continue;
+        const std::vector<Var> v = staged.args();
+        staged.compute_at(merged, l.oh_block).vectorize(nhwc ? v[0] : v[1], k.vector_width, TailStrategy::Predicate);
+        if (!tasks_outer) staged.parallel(v[1]);
+    }
+}
+
+inline void apply_cpu(const Conv2DBackpropFilterCpuKnobs &k, const Structure &s, Conv2DBackpropFilterPipeline &p,
+                      const Target &target) {
+    const bool nhwc = s.data_format == "NHWC";
+    const int vector = k.vector_width;
+    // The small branch's vectors (and block_sum's) are at most one register:
+    // a wider vector over few output channels would be mostly masked lanes.
+    const int lanes = std::min(vector, target.natural_vector_size(p.accumulator.type()));
+    const int o_size = vector * k.vectors_per_tile, ci_size = k.tile_ci, fw_size = k.tile_fw;
+    const bool tasks_outer = k.algorithm == 1;
+    const Tasks tasks{k.reduction_tasks, k.row_tasks == 1, k.ci_tasks, k.o_tiles_per_task};
+    Loops l;
+
+    // The accumulator holds the filter gradient in the accumulator type
+    // (float32 for 16-bit T) across blocks; the output rounds it once.
+    p.accumulator.compute_root().vectorize(p.o, vector, TailStrategy::RoundUp).parallel(p.fh);
+    p.output.vectorize(p.o, vector, TailStrategy::Predicate).parallel(p.fh);
+
+    // `merged` is the Func whose update adds the blocks' sums: the
+    // accumulator, or with bands the per-band sums, which the accumulator
+    // then adds in band order (the same bits whatever the thread count).
+    Func merged = p.accumulator;
+    RVar oh = p.positions.y;
+    const bool banded = tasks_outer && tasks.bands > 1;
+    if (banded) {
+        RVar oh_band{"oh_band"}, oh_rest{"oh_rest"};
+        const Expr band_rows = (p.positions.y.extent() + tasks.bands - 1) / tasks.bands;
+        merged = p.accumulator.update()
+                     .split(oh, oh_band, oh_rest, band_rows, TailStrategy::GuardWithIf)
+                     .rfactor(oh_band, l.band);
+        merged.compute_root().vectorize(p.o, vector, TailStrategy::RoundUp);
+        p.accumulator.update().vectorize(p.o, vector, TailStrategy::Predicate).parallel(p.fh);
+        oh = oh_rest;
+    }
+    Func block_sum = split_into_blocks(merged.update(), oh, p, l, k.rows_per_block, k.images_per_block);
+
+    // Full tiles: whole vectors of output channels (a tile never runs past
+    // Cout, so out_backprop is read in bounds without a boundary condition);
+    // the input-channel and filter-column tiles may run past Cg and FW: the
+    // input reads zero there and the accumulator is rounded up, so the extra
+    // lanes cost work but no checks. Other output-channel counts, and
+    // grouped calls with a run-time group count, take the small branches.
+    Expr full = p.out_depth % o_size == 0;
+    if (!is_const(p.groups)) full = full && p.groups == 1;
+    if (tasks_outer) {
+        task_merge(merged.update().specialize(full), p, l, o_size, ci_size, fw_size, tasks, vector);
+    } else {
+        tile_merge(merged.update().specialize(full), p, l, o_size, ci_size, fw_size, k.ci_outer, vector);
+    }
+    // The small branches: output-channel counts that are not a multiple of the
+    // tile, and grouped calls. Where one vector (or, for counts such as 24,
+    // half a vector) divides Cout, a tile is that vector of output channels x
+    // the input-channel and filter-column tiles of the full branch (rounded up
+    // as there): block_sum keeps a constant size (it stays in registers) and
+    // its sums run on ci_size * fw_size independent accumulators. Otherwise a
+    // tile is one vector of one input channel and filter column, the last
+    // vector's loads and stores masked (a short code path for rare counts).
+    // The output-channel tile loop is innermost and serial: fused into the
+    // parallel loop, Halide could not bound block_sum's masked vector loop by
+    // a constant. It is renamed `tile` so that block_sum is computed at the
+    // same loop name in every branch. Blocks outer runs the blocks around the
+    // parallel tiles, as in the full branch; tasks outer runs all its blocks
+    // inside each task (with bands: each task one band).
+    std::vector<VarOrRVar> order{l.o_lane, l.ci_pos, l.fw_pos, l.o_tile};
+    const std::vector<VarOrRVar> tiles{l.ci_tile, l.fw_tile, p.fh}, blocks{l.oh_block, l.n_block};
+    for (const auto &loops : tasks_outer ? std::vector{blocks, tiles} : std::vector{tiles, blocks})
+        order.insert(order.end(), loops.begin(), loops.end());
+    if (banded) order.push_back(l.band);
+    auto small_tiles = [&](Stage merge, int o_lanes, TailStrategy o_tail, int ci_tile_size, int fw_tile_size) {
+        Var rest{"rest"};
+        split_register_tile(merge, p, l, o_lanes, ci_tile_size, fw_tile_size, o_tail);
+        merge.reorder(order).fuse(l.ci_tile, l.fw_tile, l.tile_a).fuse(l.tile_a, p.fh, rest);
+        if (banded) merge.fuse(rest, l.band, rest);
+        merge.parallel(rest).vectorize(l.o_lane).unroll(l.ci_pos).unroll(l.fw_pos).rename(l.o_tile, l.tile);
+    };
+    // Counts that only a half vector divides: block_sum is specialised to
+    // match the half-vector tiles.
+    const int half = lanes / 2;
+    const Expr half_vectors = p.out_depth % lanes != 0 && p.out_depth % half == 0;
+    if (o_size != lanes) {
+        small_tiles(merged.update().specialize(p.out_depth % lanes == 0), lanes, TailStrategy::RoundUp, ci_size,
+                    fw_size);
+    }
+    if (half >= 4) {
+        small_tiles(merged.update().specialize(half_vectors), half, TailStrategy::RoundUp, ci_size, fw_size);
+    }
+    small_tiles(merged.update(), lanes, TailStrategy::Predicate, 1, 1);
+
+    schedule_block_sum(block_sum, merged, p, l, k.unroll_reduction, lanes, half, half_vectors);
+    stage_block(k, nhwc, tasks_outer, merged, p, l);
+}
+
+inline void apply_cuda(const Conv2DBackpropFilterCudaKnobs &k, const Structure &, Conv2DBackpropFilterPipeline &p) {
+    Loops l;
+    Func block_sum =
+        split_into_blocks(p.accumulator.update(), p.positions.y, p, l, k.rows_per_block, k.images_per_block);
+    const int threads_o = k.threads_inner, threads_ci = k.threads_other;
+    Var o_block{"o_block"}, o_thread{"o_thread"}, ci_block{"ci_block"}, ci_thread{"ci_thread"}, tap{"tap"};
+
+    // One thread per filter element: threads along o (coalesced
+    // out_backprop reads in NHWC) and ci.
+    p.accumulator.compute_root()
+        .fuse(p.fw, p.fh, tap)
+        .gpu_tile(p.o, p.ci, o_block, ci_block, o_thread, ci_thread, threads_o, threads_ci, TailStrategy::GuardWithIf)
+        .gpu_blocks(tap);
+    // Every block of the reduction is one kernel launch; each thread sums
+    // its element over the block in a register, then adds it once.
+    p.accumulator.update()
+        .fuse(p.fw, p.fh, tap)
+        .split(p.o, o_block, o_thread, threads_o, TailStrategy::GuardWithIf)
+        .split(p.ci, ci_block, ci_thread, threads_ci, TailStrategy::GuardWithIf)
+        .reorder(o_thread, ci_thread, o_block, ci_block, tap, l.oh_block, l.n_block)
+        .gpu_threads(o_thread, ci_thread)
+        .gpu_blocks(o_block, ci_block, tap);
+    block_sum.compute_at(p.accumulator, ci_thread);
+    p.output.fuse(p.fw, p.fh, tap)
+        .gpu_tile(p.o, p.ci, o_block, ci_block, o_thread, ci_thread, threads_o, threads_ci, TailStrategy::GuardWithIf)
+        .gpu_blocks(tap);
+}
+
+}  // namespace conv2d_backprop_filter_schedule
+
+inline void apply(const Knobs &knobs, const Structure &structure, Conv2DBackpropFilterPipeline &pipeline,
+                  const Halide::Target &target) {
+    using namespace conv2d_backprop_filter_schedule;
+    if (device_of(target) == Device::cuda) {
+        apply_cuda(Conv2DBackpropFilterCudaKnobs::from(knobs), structure, pipeline);
+    } else {
+        apply_cpu(Conv2DBackpropFilterCpuKnobs::from(knobs), structure, pipeline, target);
+    }
+}
 
 }  // namespace gradtune

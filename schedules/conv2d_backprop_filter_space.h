@@ -1,9 +1,9 @@
 // Schedule space of Conv2DBackpropFilter (Halide-free; apply() is in
-// conv2d_backprop_filter.cpp).
+// conv2d_backprop_filter.h).
 //
 // The op is a GEMM with a huge reduction (every out_backprop position) and a
 // small result (the filter), compute bound like the input gradient. The CPU
-// space (see the loop structure at the top of conv2d_backprop_filter.cpp):
+// space (see the loop structure in conv2d_backprop_filter.h):
 //   - a register tile of (vector_width * vectors_per_tile) output channels
 //     (unit stride in the filter and, in NHWC, in out_backprop) x tile_ci
 //     input channels x tile_fw filter columns: per out_backprop position it

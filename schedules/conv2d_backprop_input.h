@@ -4,9 +4,14 @@
 // conv2d_backprop_input_space.h.
 #pragma once
 
+#include <algorithm>
+#include <optional>
+#include <vector>
+
 #include "Halide.h"
 #include "conv2d_backprop_input_space.h"
 #include "halide_knobs.h"
+#include "tap_phases.h"
 
 namespace gradtune {
 
@@ -16,11 +21,11 @@ GRADTUNE_GENERATOR_KNOBS(Conv2DBackpropInputKnobs, GRADTUNE_CONV2D_BACKPROP_INPU
 
 // The algorithm's Funcs and loop variables, as the generator built them.
 struct Conv2DBackpropInputPipeline {
-    Halide::Func output;                                // dIn(c, x, y, n), type T
+    Halide::Func output;                               // dIn(c, x, y, n), type T
     Halide::Func accumulator{"accumulator"};           // (c, x, y, n): pure 0, update += over taps
     Halide::Func out_backprop{"out_backprop_padded"};  // (o, ow, oh, n), zero outside rows and columns
-    Halide::Func filter_packed{"filter_packed"};       // (c, o, fw, fh): filter[fh, fw, c - g*Cg, g*Og + o], group g of c
-    Halide::Func filter;                               // (o, ci, fw, fh): the filter input itself
+    Halide::Func filter_packed{"filter_packed"};  // (c, o, fw, fh): filter[fh, fw, c - g*Cg, g*Og + o], group g of c
+    Halide::Func filter;                          // (o, ci, fw, fh): the filter input itself
     // Direct: (o within the group, tap along x, tap along y). Dot: (lane,
     // vector, tap along x, tap along y) over the whole vectors of the output
     // channels, o = vector * vector_width + lane, and `tail` (o, tap along
@@ -40,7 +45,429 @@ struct Conv2DBackpropInputPipeline {
     Halide::Expr stride_height, stride_width;  // the call's strides (constants in variants that fix them)
 };
 
-void apply(const Knobs &knobs, const Structure &structure, Conv2DBackpropInputPipeline &pipeline,
-           const Halide::Target &target);
+// apply() for Conv2DBackpropInput. Knob meanings and legal values:
+// conv2d_backprop_input_space.h.
+namespace conv2d_backprop_input_schedule {
+
+using namespace Halide;
+
+// Names shared by every specialisation branch, so that producers can be
+// computed at the same loop in all of them.
+struct Loops {
+    Var inner_tile{"inner_tile"}, inner_lane{"inner_lane"};
+    Var other_tile{"other_tile"}, other_pos{"other_pos"};
+    Var row_tile{"row_tile"}, row_pos{"row_pos"};
+    Var task{"task"}, task_n{"task_n"}, channel_task{"channel_task"};
+};
+
+// The loop structure a set of CPU knobs asks for, the same in every branch.
+struct CpuPlan {
+    bool vectorize_channels = true;  // vector lanes along c (else along x)
+    bool channel_outer = false, channel_tasks = false;
+    int vector = 16;
+};
+
+// Tiles one branch of the output into register tiles of inner x other x rows
+// (inner = the vectorised dimension) and parallel tasks of rows_per_task tile
+// rows. `tail` handles extents that the tile does not divide: ShiftInwards
+// for a full-tile branch (extents >= tile), GuardWithIf otherwise. Returns
+// the innermost loop outside the register tile, where the accumulator goes.
+inline Var tile_cpu(Stage stage, const Conv2DBackpropInputPipeline &p, const CpuPlan &plan, const Loops &l,
+                    int inner_size, int other_size, int rows, int rows_per_task, TailStrategy tail) {
+    const Var inner = plan.vectorize_channels ? p.c : p.x;
+    const Var other = plan.vectorize_channels ? p.x : p.c;
+    stage.split(inner, l.inner_tile, l.inner_lane, inner_size, tail)
+        .split(other, l.other_tile, l.other_pos, other_size, tail)
+        .split(p.y, l.row_tile, l.row_pos, rows, tail)
+        .split(l.row_tile, l.task, l.row_tile, rows_per_task, TailStrategy::GuardWithIf);
+    const Var channel_tile = plan.vectorize_channels ? l.inner_tile : l.other_tile;
+    const Var spatial_tile = plan.vectorize_channels ? l.other_tile : l.inner_tile;
+
+    std::vector<VarOrRVar> order = {l.inner_lane, l.other_pos, l.row_pos};
+    if (plan.channel_tasks) {
+        order.insert(order.end(), {spatial_tile, l.row_tile, l.task, channel_tile});
+    } else if (plan.channel_outer) {
+        order.insert(order.end(), {spatial_tile, l.row_tile, channel_tile, l.task});
+    } else {
+        order.insert(order.end(), {channel_tile, spatial_tile, l.row_tile, l.task});
+    }
+    order.push_back(p.n);
+    stage.reorder(order);
+    if (plan.channel_tasks) {
+        stage.fuse(l.task, channel_tile, l.channel_task).fuse(l.channel_task, p.n, l.task_n);
+    } else {
+        stage.fuse(l.task, p.n, l.task_n);
+    }
+    stage.parallel(l.task_n).vectorize(l.inner_lane, plan.vector, TailStrategy::GuardWithIf);
+    return order[3].var;
+}
+
+// The filter transposed to (c, o, fw, fh) once per call, so that the
+// reduction loads vectors along c instead of gathering with a stride of Cout.
+// An ungrouped variant transposes blocks of `lanes` x `lanes` in registers:
+// dense vector loads along o into a block (a constant-size stack array, held
+// in registers), strided reads of the block become shuffles (the idiom of
+// Halide's test/performance/block_transpose.cpp), dense stores along c; the
+// parallel tasks are (tap, o block) pairs, so a 1x1 filter splits too.
+// Against a gather per vector (what grouped variants still do): 7-10 % off
+// whole N=1 calls of 3x3 14x14x256 and 1x1 stride-2 56x56x256 layers on an
+// Intel Xeon; a 3x3x512x512 filter (9 MB) stays DRAM-bound either way.
+// A block is vector_width square where the target has AVX-512, and one
+// native vector square (8 x 8 float32) on AVX2 targets: there the 32 x 32
+// blocks of a vector_width=32 variant took 22 s of a variant's compile
+// against 4 s, and ran no faster (7x7x512 layers at N=1 and N=32 on an
+// Intel Xeon, within the noise). On AVX-512, 16 x 16 blocks ran 10-18 %
+// slower than 32 x 32 ones.
+//
+// per_task (pack_filter=2) packs inside each parallel task only the slice of
+// the task's channel tile instead: every filter element is read once from
+// DRAM per task that needs it and the packed slice is written to the task's
+// cache, not to memory and back. With channel_tasks a task holds one channel
+// tile, so a call packs each filter element once; the whole-call packing of
+// a 3x3x512x512 filter (9 MB) costs more than the reduction at N=1.
+inline void pack_filter(const Structure &s, Conv2DBackpropInputPipeline &p, int lanes, const Target &target,
+                        bool per_task, const Var &task) {
+    const Conv2DBackpropStructure fixed = Conv2DBackpropStructure::from(s);
+    // Blocks as wide as the vectors, except where only 16 registers hold them.
+    const int native = target.natural_vector_size(p.filter_packed.type());
+    const int block_lanes = target.has_feature(Target::AVX512) ? lanes : std::min(lanes, native);
+    Func &packed = p.filter_packed;
+    if (per_task) {
+        packed.compute_at(p.output, task);
+    } else {
+        packed.compute_root();
+    }
+    if (fixed.groups != 1) {
+        // With a run-time group the block of one c tile can span two groups'
+        // filters: per vector along c, then.
+        packed.vectorize(p.c, lanes, TailStrategy::GuardWithIf);
+        if (!per_task) packed.parallel(p.fh);
+        return;
+    }
+    Var c_block{"c_block"}, o_block{"o_block"}, c_lane{"c_lane"}, o_lane{"o_lane"}, tap{"tap"}, pack_task{"pack_task"};
+    auto blocks = [&](Stage stage, TailStrategy tail) {
+        stage.tile(p.c, p.o, c_block, o_block, c_lane, o_lane, block_lanes, block_lanes, tail)
+            .reorder(c_lane, o_lane, c_block, o_block, p.fw, p.fh)
+            .fuse(p.fw, p.fh, tap)
+            .fuse(o_block, tap, pack_task)
+            .vectorize(c_lane)
+            .unroll(o_lane);
+        if (!per_task) stage.parallel(pack_task);
+    };
+    // Whole blocks (ShiftInwards: constant extents) where both channel counts
+    // fill one, guarded blocks otherwise.
+    blocks(packed.specialize(p.channels >= block_lanes && p.taps.x.extent() >= block_lanes),
+           TailStrategy::ShiftInwards);
+    blocks(packed, TailStrategy::GuardWithIf);
+    Func block = p.filter.in(packed);
+    block.compute_at(packed, c_block)
+        .vectorize(block.args()[0], block_lanes, TailStrategy::GuardWithIf)
+        .unroll(block.args()[1], block_lanes, TailStrategy::GuardWithIf);
+}
+
+inline void apply_cpu(const Conv2DBackpropInputCpuKnobs &k, const Structure &s, Conv2DBackpropInputPipeline &p,
+                      const Target &target) {
+    const Conv2DBackpropStructure fixed = Conv2DBackpropStructure::from(s);
+    const bool nhwc = s.data_format == "NHWC";
+    CpuPlan plan;
+    plan.vectorize_channels = nhwc || k.vectorize_channels;
+    plan.channel_outer = k.channel_outer;
+    plan.channel_tasks = k.channel_tasks;
+    plan.vector = k.vector_width;
+    const int inner_size = plan.vector * k.vectors_per_tile;
+    const int other_size = k.tile_other, rows = k.tile_y;
+    const int rows_per_task = k.rows_per_task;
+    Loops l;
+
+    // Full register tiles when the extents allow, else one vector per
+    // position. The fast branch also wants an ungrouped call (dense channel
+    // loads) and, where the strides are run-time values, stride 1: a tile of
+    // consecutive columns of a strided call mixes tap phases, and
+    // specialising on stride == 1 folds the tap predicates away.
+    Expr inner_extent = plan.vectorize_channels ? p.channels : p.width;
+    Expr other_extent = plan.vectorize_channels ? p.width : p.channels;
+    Expr fast = inner_extent >= inner_size && other_extent >= other_size && p.height >= rows;
+    if (!is_const(p.groups)) fast = fast && p.groups == 1;
+    if (!is_const(p.stride_width)) fast = fast && p.stride_width == 1;
+    if (!is_const(p.stride_height)) fast = fast && p.stride_height == 1;
+    Stage full = p.output.specialize(fast);
+    const Var tile_loop =
+        tile_cpu(full, p, plan, l, inner_size, other_size, rows, rows_per_task, TailStrategy::ShiftInwards);
+    // The small-extent branch keeps channel tiles out of the parallel loop:
+    // fused there, Halide cannot bound the guarded vector loop of the
+    // accumulator by a constant. The innermost tile loop stays the same.
+    CpuPlan small = plan;
+    if (small.channel_tasks) {
+        small.channel_tasks = false;
+        small.channel_outer = true;
+    }
+    tile_cpu(p.output, p, small, l, plan.vector, 1, 1, rows_per_task * rows, TailStrategy::GuardWithIf);
+
+    // The accumulator tile lives in registers for the whole reduction over
+    // the group's output channels and the valid taps.
+    const Var acc_inner = plan.vectorize_channels ? p.c : p.x;
+    const Var acc_other = plan.vectorize_channels ? p.x : p.c;
+    p.accumulator.compute_at(p.output, tile_loop)
+        .vectorize(acc_inner, plan.vector, TailStrategy::GuardWithIf)
+        .unroll(acc_inner)
+        .unroll(acc_other)
+        .unroll(p.y);
+
+    // The reduction: register tile innermost (one tap phase at a time for
+    // a fixed stride, split_phases), then the group's output channels, then
+    // the taps.
+    Stage update = p.accumulator.update();
+    std::vector<VarOrRVar> tile = {acc_inner}, phases;
+    if (!(plan.vectorize_channels && split_phases(update, p.x, fixed.stride_width, "x", &tile, &phases)))
+        tile.push_back(acc_other);
+    if (rows == 1) {
+        phases.push_back(p.y);  // a single row: keep it outside the reduction
+    } else if (!split_phases(update, p.y, fixed.stride_height, "y", &tile, &phases)) {
+        tile.push_back(p.y);
+    }
+    // Output channels: optionally in blocks of channel_block with the taps
+    // inside a block (the block's filter and out_backprop slices stay in L1
+    // across the taps), the innermost channel loop unrolled by
+    // unroll_reduction.
+    RVar r_o = p.taps.x, col_tap = p.taps.y, row_tap = p.taps.z;
+    RVar o_block("o_block"), o_in_block("o_in_block"), o_unrolled("o_unrolled"), o_rest("o_rest");
+    std::vector<VarOrRVar> order = tile;
+    const int block = k.channel_block, unroll = k.unroll_reduction;
+    RVar channels = r_o;
+    if (block > 0) {
+        update.split(r_o, o_block, o_in_block, block, TailStrategy::GuardWithIf);
+        channels = o_in_block;
+    }
+    if (unroll > 1) {
+        update.split(channels, o_rest, o_unrolled, unroll, TailStrategy::GuardWithIf);
+        order.insert(order.end(), {o_unrolled, o_rest});
+    } else {
+        order.push_back(channels);
+    }
+    order.insert(order.end(), {col_tap, row_tap});
+    if (block > 0) order.push_back(o_block);
+    order.insert(order.end(), phases.begin(), phases.end());
+    update.reorder(order);
+    update.vectorize(acc_inner, plan.vector, TailStrategy::GuardWithIf);
+    for (const VarOrRVar &v : tile) update.unroll(v.var);
+    if (unroll > 1) update.unroll(o_unrolled);
+    if (k.unroll_taps) update.unroll(col_tap).unroll(row_tap);
+
+    if (k.stage_out_backprop) {
+        // A zero-padded copy of the task's out_backprop rows, channels
+        // innermost: no boundary selects in the reduction, dense loads along
+        // the output channels in both layouts.
+        Var o = p.out_backprop.args()[0], ow = p.out_backprop.args()[1];
+        p.out_backprop.compute_at(p.output, l.task_n).vectorize(nhwc ? o : ow, plan.vector, TailStrategy::GuardWithIf);
+    }
+    if (k.pack_filter) pack_filter(s, p, plan.vector, target, k.pack_filter == 2, l.task_n);
+}
+
+// Algorithm 1, "dot": the vector lanes run along the group's output channels
+// o, the reduction's unit-stride axis in both out_backprop (NHWC) and the
+// HWIO filter, so neither needs packing and no lane is wasted when the input
+// has few channels (a 3-channel stem fills 3 of 16 lanes with the direct
+// algorithm). rfactor splits the reduction into vector_width partial sums
+// per output element; the partials of a tile of tile_channels x tile_other x
+// tile_y elements stay in registers across the output-channel vectors and
+// the taps, and one horizontal add per element finishes them. Per output
+// channel vector the tile loads tile_channels filter vectors and
+// tile_other x tile_y out_backprop vectors. The tile's columns and rows are
+// visited one tap phase at a time, as in the direct schedule, when the
+// variant fixes the stride. The filter is read in place (contiguous along
+// o); out_backprop is staged zero-padded per task, so the reduction has no
+// boundary selects. Parallel tasks are rows_per_task tile rows of one image
+// and, with channels_per_task, about that many input channels: a 7x7x512
+// layer at N=1 has 7 tile rows, too few tasks for even two threads.
+inline void apply_cpu_dot(const Conv2DBackpropInputCpuKnobs &k, const Structure &s, Conv2DBackpropInputPipeline &p) {
+    const Conv2DBackpropStructure fixed = Conv2DBackpropStructure::from(s);
+    const int tile_c = k.tile_channels, tile_x = k.tile_other, tile_y = k.tile_y;
+    const int c_tiles_per_task = k.channels_per_task > 0 ? std::max(1, k.channels_per_task / tile_c) : 0;
+    Var c_tile{"c_tile"}, c_pos{"c_pos"}, x_tile{"x_tile"}, x_pos{"x_pos"}, y_tile{"y_tile"}, y_pos{"y_pos"};
+    Var c_task{"c_task"}, task{"task"}, row_and_channel_task{"row_and_channel_task"}, task_n{"task_n"};
+    const TailStrategy guard = TailStrategy::GuardWithIf;
+    // Full tiles (constant extents: the partial sums are promoted to
+    // registers) where the output is at least one tile in every dimension,
+    // guarded tiles otherwise.
+    auto tile = [&](Stage stage, TailStrategy tail) {
+        stage.split(p.c, c_tile, c_pos, tile_c, tail)
+            .split(p.x, x_tile, x_pos, tile_x, tail)
+            .split(p.y, y_tile, y_pos, tile_y, tail)
+            .split(y_tile, task, y_tile, k.rows_per_task, guard);
+        if (c_tiles_per_task > 0) {
+            stage.split(c_tile, c_task, c_tile, c_tiles_per_task, guard)
+                .reorder(c_pos, x_pos, y_pos, c_tile, x_tile, y_tile, c_task, task, p.n)
+                .fuse(c_task, task, row_and_channel_task)
+                .fuse(row_and_channel_task, p.n, task_n);
+        } else {
+            stage.reorder(c_pos, x_pos, y_pos, c_tile, x_tile, y_tile, task, p.n).fuse(task, p.n, task_n);
+        }
+        stage.parallel(task_n);
+    };
+    tile(p.output.specialize(p.channels >= tile_c && p.width >= tile_x && p.height >= tile_y),
+         TailStrategy::ShiftInwards);
+    tile(p.output, guard);
+
+    RVar o_lane = p.taps.x, o_vector = p.taps.y, col_tap = p.taps.z, row_tap = p.taps.w;
+    Var lane{"lane"};
+    Func partial = p.accumulator.update(0).rfactor(o_lane, lane);
+    // The horizontal add: one vector reduction per output element; then the
+    // tail channels, if any.
+    p.accumulator.compute_at(p.output, c_tile).unroll(p.c).unroll(p.x).unroll(p.y);
+    p.accumulator.update(0).atomic().vectorize(o_lane).unroll(p.c).unroll(p.x).unroll(p.y);
+    // The tail (Og % vector_width channels, none in most layers) as it comes.
+    p.accumulator.update(1).unscheduled();
+
+    // Lanes innermost in storage too: each partial-sum vector is one register.
+    std::vector<Var> storage = {lane};
+    for (const Var &v : partial.args())
+        if (v.name() != lane.name()) storage.push_back(v);
+    partial.reorder_storage(storage);
+    partial.compute_at(p.output, c_tile).vectorize(lane).unroll(p.c).unroll(p.x).unroll(p.y);
+    Stage partial_update = partial.update();
+    std::vector<VarOrRVar> order = {lane, p.c}, phases;
+    if (!split_phases(partial_update, p.x, fixed.stride_width, "x", &order, &phases)) order.push_back(p.x);
+    if (!split_phases(partial_update, p.y, fixed.stride_height, "y", &order, &phases)) order.push_back(p.y);
+    const size_t unrolled = order.size();
+    order.insert(order.end(), {o_vector, col_tap, row_tap});
+    order.insert(order.end(), phases.begin(), phases.end());
+    partial_update.reorder(order).vectorize(lane);
+    for (size_t i = 1; i < unrolled; i++) partial_update.unroll(order[i].var);
+    if (k.unroll_taps) partial_update.unroll(col_tap).unroll(row_tap);
+
+    // A zero-padded copy of the task's out_backprop rows, output channels
+    // innermost (the filter needs none: it is read where it lies).
+    Var o = p.out_backprop.args()[0];
+    p.out_backprop.compute_at(p.output, task_n).vectorize(o, k.vector_width, guard);
+}
+
+// Algorithm 2, Winograd F(2x2, 3x3) (the transforms: the generator). The
+// filter transform U is computed once per call, the input transform V once
+// per call or inside each task (input_per_task), both vectorised along their
+// unit-stride channels. The 16 matrix products M run as a register-blocked
+// product per parallel task (one tile of vector_width * vectors_per_tile
+// input channels, and images_per_task images or tile_rows_per_task rows of
+// tiles of one image): an accumulator block of vectors_per_tile channel
+// vectors x tile_other Winograd tiles stays in registers across the output channels,
+// loading vectors_per_tile vectors of U and broadcasting tile_other values of
+// V per output channel. The block is copied into the task's M (one element
+// (xi, nu) at a time, so that the task's slice of U for that element stays in
+// L2 across its tiles), and the output transform reads M one row of tiles at
+// a time.
+inline void apply_cpu_winograd(const Conv2DBackpropInputCpuKnobs &k, const Structure &s, Conv2DBackpropInputPipeline &p,
+                               const Target &target) {
+    const int lanes = k.vector_width, c_tile = lanes * k.vectors_per_tile;
+    const int block = k.tile_other;
+    Var c_tile_index{"c_tile_index"}, c_in{"c_in"}, y_pair{"y_pair"}, y_in{"y_in"};
+    Var n_task{"n_task"}, n_in{"n_in"}, task{"task"}, row_task{"row_task"}, rows_and_channels{"rows_and_channels"};
+    const int tile_rows = k.tile_rows_per_task;
+    // Whole channel tiles (ShiftInwards: the blocks below have constant
+    // extents, so the accumulators are registers) where there is at least one.
+    auto tile = [&](Stage stage, TailStrategy tail) {
+        stage.split(p.c, c_tile_index, c_in, c_tile, tail)
+            .split(p.y, y_pair, y_in, 2, TailStrategy::GuardWithIf)
+            .split(p.n, n_task, n_in, k.images_per_task, TailStrategy::GuardWithIf);
+        if (tile_rows > 0) {
+            // Tasks of tile_rows rows of tiles of one image (images_per_task=1).
+            stage.split(y_pair, row_task, y_pair, tile_rows, TailStrategy::GuardWithIf)
+                .reorder(c_in, p.x, y_in, y_pair, n_in, c_tile_index, row_task, n_task)
+                .fuse(c_tile_index, row_task, rows_and_channels)
+                .fuse(rows_and_channels, n_task, task);
+        } else {
+            stage.reorder(c_in, p.x, y_in, y_pair, n_in, c_tile_index, n_task).fuse(c_tile_index, n_task, task);
+        }
+        stage.parallel(task).vectorize(c_in, lanes, TailStrategy::GuardWithIf);
+    };
+    tile(p.output.specialize(p.channels >= c_tile), TailStrategy::ShiftInwards);
+    tile(p.output, TailStrategy::GuardWithIf);
+
+    // The output transform, a row of tiles (two output rows) at a time.
+    p.winograd_output.compute_at(p.output, y_pair)
+        .vectorize(p.c, lanes, TailStrategy::GuardWithIf)
+        .unroll(p.i)
+        .unroll(p.j);
+
+    // The task's M, and the register block that computes it.
+    Func stored = p.winograd_products.in(p.winograd_output);
+    // (RoundUp: whole blocks, also where the task has fewer channels or
+    // tiles than one block; the transforms read within bounds there.)
+    Var t_block{"t_block"}, t_in{"t_in"}, c_block{"c_block"}, c_lane{"c_lane"};
+    stored.compute_at(p.output, task)
+        .split(p.c, c_block, c_lane, c_tile, TailStrategy::RoundUp)
+        .split(p.t, t_block, t_in, block, TailStrategy::RoundUp)
+        .reorder(c_lane, t_in, t_block, c_block, p.xi, p.nu)
+        .vectorize(c_lane, lanes);
+    p.winograd_products.compute_at(stored, t_block).vectorize(p.c, lanes).unroll(p.c).unroll(p.t);
+    p.winograd_products.update().reorder(p.c, p.t, p.taps.x, p.xi, p.nu).vectorize(p.c, lanes).unroll(p.c).unroll(p.t);
+
+    // The transforms; the filter transform reads the filter packed
+    // channel-major (dense vectors along c; gathering them took 86 %
+    // of a 7x7x512 call at N=8).
+    pack_filter(s, p, lanes, target, false, task);
+    p.winograd_filter.compute_root()
+        .reorder(p.c, p.xi, p.nu, p.o)
+        .vectorize(p.c, lanes, TailStrategy::GuardWithIf)
+        .unroll(p.xi)
+        .unroll(p.nu)
+        .parallel(p.o, 16);
+    p.winograd_input.reorder(p.o, p.xi, p.nu, p.t)
+        .vectorize(p.o, lanes, TailStrategy::GuardWithIf)
+        .unroll(p.xi)
+        .unroll(p.nu);
+    if (k.input_per_task) {
+        p.winograd_input.compute_at(p.output, task);
+    } else {
+        p.winograd_input.compute_root().parallel(p.t, 8);
+    }
+}
+
+inline void apply_cuda(const Conv2DBackpropInputCudaKnobs &k, const Structure &s, Conv2DBackpropInputPipeline &p) {
+    const bool nhwc = s.data_format == "NHWC";
+    // Threads along the unit-stride dimension (coalesced stores).
+    Var inner = nhwc ? p.c : p.x, other = nhwc ? p.x : p.c;
+    Var inner_block{"inner_block"}, inner_thread{"inner_thread"};
+    Var other_block{"other_block"}, other_thread{"other_thread"}, other_pos{"other_pos"};
+    Var row_block{"row_block"}, row_thread{"row_thread"}, row_block_n{"row_block_n"};
+    const int per_thread = k.other_per_thread;
+    p.output.split(inner, inner_block, inner_thread, k.threads_inner, TailStrategy::GuardWithIf)
+        .split(other, other_block, other_thread, k.threads_other * per_thread, TailStrategy::GuardWithIf)
+        .split(other_thread, other_thread, other_pos, per_thread, TailStrategy::GuardWithIf)
+        .split(p.y, row_block, row_thread, k.threads_y, TailStrategy::GuardWithIf)
+        .reorder(other_pos, inner_thread, other_thread, row_thread, inner_block, other_block, row_block, p.n)
+        .fuse(row_block, p.n, row_block_n)
+        .gpu_blocks(inner_block, other_block, row_block_n)
+        .gpu_threads(inner_thread, other_thread, row_thread)
+        .unroll(other_pos);
+    // One thread accumulates its positions in registers, reducing over the
+    // output channels innermost.
+    p.accumulator.compute_at(p.output, inner_thread).unroll(other);
+    p.accumulator.update().reorder(other, p.taps.x, p.taps.y, p.taps.z).unroll(other);
+    if (k.pack_filter) {
+        // Channel-major filter: neighbouring threads (along c in NHWC) read
+        // neighbouring words.
+        Var c_block{"c_block"}, c_thread{"c_thread"}, o_block{"o_block"}, o_thread{"o_thread"};
+        p.filter_packed.compute_root().gpu_tile(p.c, p.o, c_block, o_block, c_thread, o_thread, 32, 8,
+                                                TailStrategy::GuardWithIf);
+    }
+}
+
+}  // namespace conv2d_backprop_input_schedule
+
+inline void apply(const Knobs &knobs, const Structure &structure, Conv2DBackpropInputPipeline &pipeline,
+                  const Halide::Target &target) {
+    using namespace conv2d_backprop_input_schedule;
+    if (device_of(target) == Device::cuda) {
+        apply_cuda(Conv2DBackpropInputCudaKnobs::from(knobs), structure, pipeline);
+        return;
+    }
+    const Conv2DBackpropInputCpuKnobs k = Conv2DBackpropInputCpuKnobs::from(knobs);
+    if (k.algorithm == 1) {
+        apply_cpu_dot(k, structure, pipeline);
+    } else if (k.algorithm == 2) {
+        apply_cpu_winograd(k, structure, pipeline, target);
+    } else {
+        apply_cpu(k, structure, pipeline, target);
+    }
+}
 
 }  // namespace gradtune

@@ -1,5 +1,5 @@
 // Schedule space of Conv2DBackpropInput (Halide-free; apply() is in
-// conv2d_backprop_input.cpp).
+// conv2d_backprop_input.h).
 //
 // The op is compute bound (24-490 FLOP/byte on the ResNet-50 layers of
 // spec/benchmark-shapes.md), so the CPU space is about keeping the FMA units

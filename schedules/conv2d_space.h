@@ -1,4 +1,4 @@
-// Schedule space of Conv2D (Halide-free; apply() is in conv2d.cpp).
+// Schedule space of Conv2D (Halide-free; apply() is in conv2d.h).
 //
 // The forward convolution does FH*FW*C_in/groups multiply-adds per output
 // element and is compute bound for all but the smallest channel counts, so

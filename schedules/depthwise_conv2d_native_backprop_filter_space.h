@@ -1,5 +1,5 @@
 // Schedule space of DepthwiseConv2dNativeBackpropFilter (Halide-free; apply()
-// is in depthwise_conv2d_native_backprop_filter.cpp).
+// is in depthwise_conv2d_native_backprop_filter.h).
 //
 // The filter gradient dF[fh,fw,c,m] is tiny and each element reduces over
 // every out_backprop position (N*OH*OW). Every schedule:

@@ -1,5 +1,5 @@
 // Schedule space of DepthwiseConv2dNativeBackpropInput (Halide-free; apply()
-// is in depthwise_conv2d_native_backprop_input.cpp).
+// is in depthwise_conv2d_native_backprop_input.h).
 //
 // CPU: the output dIn is computed in register tiles of
 //   (vector_width * vectors_per_tile) along the unit-stride dimension

@@ -1,5 +1,5 @@
 // Schedule space of DepthwiseConv2dNative (Halide-free; apply() is in
-// depthwise_conv2d_native.cpp).
+// depthwise_conv2d_native.h).
 //
 // CPU: the output is computed in register tiles of
 //   (vector_width * vectors_per_tile) along the unit-stride dimension

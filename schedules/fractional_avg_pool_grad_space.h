@@ -1,5 +1,5 @@
 // Schedule space of FractionalAvgPoolGrad (Halide-free; apply() is in
-// fractional_avg_pool_grad.cpp).
+// fractional_avg_pool_grad.h).
 //
 // Structural parameter: overlapping (TF's bool attr) as 0 = from the call at
 // run time, 1 = false, 2 = true. T is float32, float64, int32 or int64 (TF's

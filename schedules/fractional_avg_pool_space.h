@@ -1,5 +1,5 @@
 // Schedule space of FractionalAvgPool (Halide-free; apply() is in
-// fractional_avg_pool.cpp). TF has only a CPU kernel; gradtune compiles CUDA
+// fractional_avg_pool.h). TF has only a CPU kernel; gradtune compiles CUDA
 // variants too (every op runs on every device, DESIGN.md).
 //
 // Structural parameter: overlapping (TF's bool attr) as 0 = from the call at

@@ -21,9 +21,9 @@ for entry in $ops; do
   op="${entry%%:*}" stem="${entry#*:}"
   count=$((count + 1))
   for f in "generators/${stem}_generator.cpp" \
-           "schedules/${stem}.h" "schedules/${stem}.cpp" "schedules/${stem}_space.h" \
+           "schedules/${stem}.h" "schedules/${stem}_space.h" \
            "runtime/include/gradtune/${stem}.h" "runtime/src/${stem}.cpp" \
-           "tests/reference/${stem}.h" "tests/reference/${stem}.cpp" "tests/test_${stem}.cpp" \
+           "tests/reference/${stem}.h" "tests/test_${stem}.cpp" \
            "tests/golden/${op}.json"; do
     [ -f "$f" ] || lack "$op" "no $f"
   done

@@ -9,9 +9,32 @@ namespace gradtune::reference {
 // Conv2DBackpropFilter (spec 7): returns dF [FH,FW,C/G,O] from input
 // [N,H,W,C] and out_backprop [N,OH,OW,O], G = C / filter_shape[2] groups:
 // every out_backprop element times the input element each tap read.
-std::vector<double> conv2d_backprop_filter(const std::vector<double> &input, const std::vector<int64_t> &in_shape,
-                                           const std::vector<int64_t> &filter_shape,
-                                           const std::vector<double> &out_backprop,
-                                           const std::vector<int64_t> &out_shape, const Geometry2D &g);
+inline std::vector<double> conv2d_backprop_filter(const std::vector<double> &input, const std::vector<int64_t> &s,
+                                                  const std::vector<int64_t> &fs,
+                                                  const std::vector<double> &out_backprop,
+                                                  const std::vector<int64_t> &os, const Geometry2D &g) {
+    const int64_t N = s[0], H = s[1], W = s[2], C = s[3], FH = fs[0], FW = fs[1], Cg = fs[2], O = fs[3];
+    const int64_t OH = os[1], OW = os[2];
+    const int64_t G = C / Cg, Og = O / G;
+    std::vector<double> filter_backprop(FH * FW * Cg * O, 0.0);
+    for (int64_t fh = 0; fh < FH; fh++)
+        for (int64_t fw = 0; fw < FW; fw++)
+            for (int64_t ci = 0; ci < Cg; ci++)
+                for (int64_t o = 0; o < O; o++) {
+                    const int64_t c = (o / Og) * Cg + ci;  // the input channel of group o / Og
+                    double sum = 0;
+                    for (int64_t b = 0; b < N; b++)
+                        for (int64_t oh = 0; oh < OH; oh++)
+                            for (int64_t ow = 0; ow < OW; ow++) {
+                                const int64_t h = oh * g.stride_rows - g.pad_top + fh * g.dilation_rows;
+                                const int64_t w = ow * g.stride_cols - g.pad_left + fw * g.dilation_cols;
+                                if (h < 0 || h >= H || w < 0 || w >= W) continue;
+                                sum += out_backprop[((b * OH + oh) * OW + ow) * O + o] *
+                                       input[((b * H + h) * W + w) * C + c];
+                            }
+                    filter_backprop[((fh * FW + fw) * Cg + ci) * O + o] = sum;
+                }
+    return filter_backprop;
+}
 
 }  // namespace gradtune::reference

@@ -8,11 +8,31 @@ namespace gradtune::reference {
 // DepthwiseConv2dNativeBackpropInput (spec 3): returns dIn [N,H,W,C] from
 // filter [FH,FW,C,M] and out_backprop [N,OH,OW,C*M], by scattering every
 // out_backprop element through every tap.
-std::vector<double> depthwise_conv2d_native_backprop_input(const std::vector<int64_t> &in_shape,
-                                                           const std::vector<double> &filter,
-                                                           const std::vector<int64_t> &filter_shape,
-                                                           const std::vector<double> &out_backprop,
-                                                           const std::vector<int64_t> &out_shape,
-                                                           const Geometry2D &g);
+inline std::vector<double> depthwise_conv2d_native_backprop_input(const std::vector<int64_t> &s,
+                                                                  const std::vector<double> &filter,
+                                                                  const std::vector<int64_t> &fs,
+                                                                  const std::vector<double> &out_backprop,
+                                                                  const std::vector<int64_t> &os, const Geometry2D &g) {
+    const int64_t N = s[0], H = s[1], W = s[2], C = s[3], FH = fs[0], FW = fs[1], M = fs[3];
+    const int64_t OH = os[1], OW = os[2];
+    std::vector<double> in_backprop(N * H * W * C, 0.0);
+    // Scatter: every out_backprop element and tap adds to the input position
+    // the forward op read it from.
+    for (int64_t b = 0; b < N; b++)
+        for (int64_t oh = 0; oh < OH; oh++)
+            for (int64_t ow = 0; ow < OW; ow++)
+                for (int64_t fh = 0; fh < FH; fh++)
+                    for (int64_t fw = 0; fw < FW; fw++) {
+                        const int64_t h = oh * g.stride_rows - g.pad_top + fh * g.dilation_rows;
+                        const int64_t w = ow * g.stride_cols - g.pad_left + fw * g.dilation_cols;
+                        if (h < 0 || h >= H || w < 0 || w >= W) continue;
+                        for (int64_t c = 0; c < C; c++)
+                            for (int64_t m = 0; m < M; m++)
+                                in_backprop[((b * H + h) * W + w) * C + c] +=
+                                    out_backprop[((b * OH + oh) * OW + ow) * C * M + c * M + m] *
+                                    filter[((fh * FW + fw) * C + c) * M + m];
+                    }
+    return in_backprop;
+}
 
 }  // namespace gradtune::reference
