@@ -80,11 +80,6 @@ GRADTUNE_TYPED_KNOBS(Conv2DBackpropFilterCudaKnobs, GRADTUNE_CONV2D_BACKPROP_FIL
 
 namespace conv2d_backprop_filter_space {
 
-// Bytes of the accumulator: 16-bit floats accumulate in float32.
-inline int accumulator_bytes(const std::string &dtype) {
-    return dtype == "float64" ? 8 : 4;
-}
-
 inline KnobSpace cpu_space(const Structure &s) {
     const Conv2DBackpropStructure fixed = Conv2DBackpropStructure::from(s);
     const int bytes = accumulator_bytes(s.dtype);

@@ -58,7 +58,7 @@ inline KnobSpace cpu_space(const Structure &s) {
     const int bytes = dtype_bytes(s.dtype);
     // 16-bit floats accumulate in float32: registers are counted in
     // accumulator lanes, and the default vector is one AVX-512 register of them.
-    const int accumulator_bytes = s.dtype == "float16" || s.dtype == "bfloat16" ? 4 : bytes;
+    const int accumulator_bytes = gradtune::accumulator_bytes(s.dtype);
     const int native = 64 / accumulator_bytes;
     const bool fixed_filter = fixed.filter_height > 0 && fixed.filter_width > 0;
     const int taps = fixed.filter_height * fixed.filter_width;

@@ -102,7 +102,7 @@ inline KnobSpace cpu_space(const Structure &s) {
     const DepthwiseStructure fixed = DepthwiseStructure::from(s);
     const int bytes = dtype_bytes(s.dtype);
     // 16-bit types accumulate in float32: the register budget counts those.
-    const int accumulator_bytes = std::max(4, bytes);
+    const int accumulator_bytes = gradtune::accumulator_bytes(s.dtype);
     const int lanes = 64 / accumulator_bytes;  // one AVX-512 register of accumulators
     const bool nhwc = s.data_format == "NHWC";
     const int tap_x = default_tap_tile(fixed.filter_width);

@@ -3,11 +3,11 @@
 // the names the records use, so a record becomes `PARAMS knob=value ...`.
 #pragma once
 
-#include <map>
-#include <string>
-
 #include "Halide.h"
 #include "knob_space.h"
+
+#include <map>
+#include <string>
 
 namespace gradtune {
 

@@ -132,4 +132,9 @@ int dtype_bytes(std::string_view dtype) {
     return 0;
 }
 
+int accumulator_bytes(std::string_view dtype) {
+    const int bytes = dtype_bytes(dtype);
+    return bytes == 2 ? 4 : bytes;
+}
+
 }  // namespace gradtune

@@ -59,31 +59,26 @@ inline constexpr std::string_view kAlgorithmKnob = "algorithm";
 //                                      Type::from(knobs), typed.map()
 //   GRADTUNE_GENERATOR_KNOBS(...)      the generator's GeneratorParams (halide_knobs.h)
 #define GRADTUNE_UNPAREN(...) __VA_ARGS__
-#define GRADTUNE_KNOB_ENTRY(knob, domain, initial, text, ...) \
-    Knob{.name = #knob,                                       \
-         .values = {GRADTUNE_UNPAREN domain},                 \
-         .default_value = (initial),                          \
-         .why = text __VA_OPT__(, ) __VA_ARGS__},
-#define GRADTUNE_KNOB_LIST(TABLE)                       \
-    std::vector<Knob> {                                 \
-        TABLE(GRADTUNE_KNOB_ENTRY, GRADTUNE_KNOB_ENTRY) \
-    }
+#define GRADTUNE_KNOB_ENTRY(knob, domain, initial, text, ...)                                        \
+    Knob{.name = #knob, .values = {GRADTUNE_UNPAREN domain}, .default_value = (initial), .why = text \
+         __VA_OPT__(, ) __VA_ARGS__},
+#define GRADTUNE_KNOB_LIST(TABLE) std::vector<Knob>{TABLE(GRADTUNE_KNOB_ENTRY, GRADTUNE_KNOB_ENTRY)}
 #define GRADTUNE_KNOB_FIELD(knob, ...) int knob = 0;
 #define GRADTUNE_KNOB_READ(knob, ...) typed.knob = values.at(#knob);
 #define GRADTUNE_KNOB_WRITE(knob, ...) values[#knob] = knob;
-#define GRADTUNE_TYPED_KNOBS(Type, TABLE)                   \
-    struct Type {                                           \
-        TABLE(GRADTUNE_KNOB_FIELD, GRADTUNE_KNOB_FIELD)     \
-        static Type from(const Knobs &values) {             \
-            Type typed;                                     \
-            TABLE(GRADTUNE_KNOB_READ, GRADTUNE_KNOB_READ)   \
-            return typed;                                   \
-        }                                                   \
-        Knobs map() const {                                 \
-            Knobs values;                                   \
-            TABLE(GRADTUNE_KNOB_WRITE, GRADTUNE_KNOB_WRITE) \
-            return values;                                  \
-        }                                                   \
+#define GRADTUNE_TYPED_KNOBS(Type, TABLE)                                                      \
+    struct Type {                                                                              \
+        TABLE(GRADTUNE_KNOB_FIELD, GRADTUNE_KNOB_FIELD)                                        \
+        static Type from(const Knobs &values) {                                                \
+            Type typed;                                                                        \
+            TABLE(GRADTUNE_KNOB_READ, GRADTUNE_KNOB_READ)                                      \
+            return typed;                                                                      \
+        }                                                                                      \
+        Knobs map() const {                                                                    \
+            Knobs values;                                                                      \
+            TABLE(GRADTUNE_KNOB_WRITE, GRADTUNE_KNOB_WRITE)                                    \
+            return values;                                                                     \
+        }                                                                                      \
     }
 
 struct KnobSpace {
@@ -119,8 +114,8 @@ struct KnobSpace {
 // DESIGN.md). Every op has T (dtype) and data_format; the op adds integer
 // parameters whose value 0 means "taken from the call at run time".
 struct Structure {
-    std::string dtype;                 // TF's name: float32, float64, float16, bfloat16, int32, int64
-    std::string data_format;           // NHWC or NCHW
+    std::string dtype;        // TF's name: float32, float64, float16, bfloat16, int32, int64
+    std::string data_format;  // NHWC or NCHW
     std::map<std::string, int> fixed;  // e.g. filter_height=3, stride=1; 0 = run time
 
     bool is_generic() const;  // every integer parameter is 0
@@ -130,10 +125,10 @@ struct Structure {
 };
 
 struct OpSchema {
-    std::string name;                           // TF's op name; also the generator's name
-    std::vector<std::string> dtypes;            // TF's registered T, in TF's order
-    std::vector<std::string> data_formats;      // layouts the op supports
-    std::vector<std::string> structure_params;  // integer structural parameters
+    std::string name;                          // TF's op name; also the generator's name
+    std::vector<std::string> dtypes;           // TF's registered T, in TF's order
+    std::vector<std::string> data_formats;     // layouts the op supports
+    std::vector<std::string> structure_params; // integer structural parameters
     std::vector<Device> devices;
     // Version of this op's knobs and structural parameters. Bump it when a
     // knob is added (with since_version = the new version and a default that
@@ -171,5 +166,8 @@ const OpSchema *find_op(std::string_view name);
 
 // Byte size of a TF dtype name; 0 when unknown.
 int dtype_bytes(std::string_view dtype);
+// Byte size of its accumulator (generators/common/window.h accumulator_type:
+// 16-bit floats accumulate in float32); 0 when unknown.
+int accumulator_bytes(std::string_view dtype);
 
 }  // namespace gradtune

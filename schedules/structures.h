@@ -2,7 +2,8 @@
 // a variant may fix at compile time, 0 = taken from the call at run time.
 // Each family of ops names its parameters once, in one X-macro table; from it
 // come the schema's structure_params, a typed struct read as
-// `f.filter_height` (Type::from(structure)) and the generators'
+// `f.filter_height` (Type::from(structure)), the map a runtime call reports
+// for dispatch (Type{.filter_height = 3, ...}.values()) and the generators'
 // GeneratorParams and Structure (halide_knobs.h). Halide-free.
 #pragma once
 
@@ -28,15 +29,17 @@
 #define GRADTUNE_STRUCTURE_FIELD(param) int param = 0;
 #define GRADTUNE_STRUCTURE_READ(param) typed.param = structure.fixed.at(#param);
 #define GRADTUNE_STRUCTURE_NAME(param) #param,
-#define GRADTUNE_TYPED_STRUCTURE(Type, TABLE)                                                \
-    struct Type {                                                                            \
-        TABLE(GRADTUNE_STRUCTURE_FIELD)                                                      \
-        static Type from(const Structure &structure) {                                       \
-            Type typed;                                                                      \
-            TABLE(GRADTUNE_STRUCTURE_READ)                                                   \
-            return typed;                                                                    \
-        }                                                                                    \
-        static std::vector<std::string> names() { return {TABLE(GRADTUNE_STRUCTURE_NAME)}; } \
+#define GRADTUNE_STRUCTURE_ENTRY(param) {#param, param},
+#define GRADTUNE_TYPED_STRUCTURE(Type, TABLE)                                                   \
+    struct Type {                                                                               \
+        TABLE(GRADTUNE_STRUCTURE_FIELD)                                                         \
+        static Type from(const Structure &structure) {                                          \
+            Type typed;                                                                         \
+            TABLE(GRADTUNE_STRUCTURE_READ)                                                      \
+            return typed;                                                                       \
+        }                                                                                       \
+        static std::vector<std::string> names() { return {TABLE(GRADTUNE_STRUCTURE_NAME)}; }    \
+        std::map<std::string, int> values() const { return {TABLE(GRADTUNE_STRUCTURE_ENTRY)}; } \
     }
 
 namespace gradtune {

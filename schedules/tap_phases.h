@@ -5,10 +5,10 @@
 // phase at a time has uniform predicates and a constant tap count.
 #pragma once
 
+#include "Halide.h"
+
 #include <string>
 #include <vector>
-
-#include "Halide.h"
 
 namespace gradtune {
 

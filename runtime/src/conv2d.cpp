@@ -8,6 +8,7 @@
 #include "dispatch.h"
 #include "halide_call.h"
 #include "op_entry.h"
+#include "structures.h"
 #include "tf_checks.h"
 
 namespace gradtune {
@@ -144,12 +145,13 @@ Status Definition::Prepare(const Args &args, Prepared *p) {
                                  ? std::vector<int64_t>{batch, window.rows, window.cols, out_depth}
                                  : std::vector<int64_t>{batch, out_depth, window.rows, window.cols}};
     p->info.data_format = tf::DataFormatName(format);
-    p->info.structure = {{"dilation_height", dilations[h_dim]},
-                         {"dilation_width", dilations[w_dim]},
-                         {"filter_height", static_cast<int>(filter.shape[0])},
-                         {"filter_width", static_cast<int>(filter.shape[1])},
-                         {"stride_height", strides[h_dim]},
-                         {"stride_width", strides[w_dim]}};
+    const Conv2DStructure structure{.dilation_height = dilations[h_dim],
+                                    .dilation_width = dilations[w_dim],
+                                    .filter_height = static_cast<int>(filter.shape[0]),
+                                    .filter_width = static_cast<int>(filter.shape[1]),
+                                    .stride_height = strides[h_dim],
+                                    .stride_width = strides[w_dim]};
+    p->info.structure = structure.values();
     p->info.padding = tf::PaddingName(padding);
     p->info.explicit_paddings = tf::SpatialPaddings(padding, attrs.explicit_paddings_, format);
     p->info.shape = {{"N", batch},   {"H", input.shape[h_dim]}, {"W", input.shape[w_dim]},

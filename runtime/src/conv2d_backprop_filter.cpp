@@ -15,6 +15,7 @@
 #include "dispatch.h"
 #include "halide_call.h"
 #include "op_entry.h"
+#include "structures.h"
 #include "tf_checks.h"
 
 namespace gradtune {
@@ -154,13 +155,14 @@ Status Definition::Prepare(const Args &args, Prepared *p) {
     p->info.output_dtypes = {input.dtype};
     p->info.output_shapes = {p->filter_shape};
     p->info.data_format = tf::DataFormatName(format);
-    p->info.structure = {{"dilation_height", static_cast<int>(p->dilation_rows)},
-                         {"dilation_width", static_cast<int>(p->dilation_cols)},
-                         {"filter_height", static_cast<int>(filter_shape[0])},
-                         {"filter_width", static_cast<int>(filter_shape[1])},
-                         {"groups", static_cast<int>(groups)},
-                         {"stride_height", static_cast<int>(p->stride_rows)},
-                         {"stride_width", static_cast<int>(p->stride_cols)}};
+    const Conv2DBackpropStructure structure{.dilation_height = static_cast<int>(p->dilation_rows),
+                                            .dilation_width = static_cast<int>(p->dilation_cols),
+                                            .filter_height = static_cast<int>(filter_shape[0]),
+                                            .filter_width = static_cast<int>(filter_shape[1]),
+                                            .groups = static_cast<int>(groups),
+                                            .stride_height = static_cast<int>(p->stride_rows),
+                                            .stride_width = static_cast<int>(p->stride_cols)};
+    p->info.structure = structure.values();
     p->info.padding = tf::PaddingName(padding);
     p->info.explicit_paddings = tf::SpatialPaddings(padding, attrs.explicit_paddings_, format);
     p->info.shape = {{"N", dims.batch_size},

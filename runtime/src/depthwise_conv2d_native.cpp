@@ -8,6 +8,7 @@
 #include "dispatch.h"
 #include "halide_call.h"
 #include "op_entry.h"
+#include "structures.h"
 #include "tf_checks.h"
 
 namespace gradtune {
@@ -140,12 +141,13 @@ Status Definition::Prepare(const Args &args, Prepared *p) {
                                  ? std::vector<int64_t>{batch, window.rows, window.cols, out_depth}
                                  : std::vector<int64_t>{batch, out_depth, window.rows, window.cols}};
     p->info.data_format = tf::DataFormatName(format);
-    p->info.structure = {{"depth_multiplier", static_cast<int>(multiplier)},
-                         {"dilation_height", static_cast<int>(dilation_rows)},
-                         {"dilation_width", static_cast<int>(dilation_cols)},
-                         {"filter_height", static_cast<int>(filter.shape[0])},
-                         {"filter_width", static_cast<int>(filter.shape[1])},
-                         {"stride", static_cast<int>(stride)}};
+    const DepthwiseStructure structure{.depth_multiplier = static_cast<int>(multiplier),
+                                       .dilation_height = static_cast<int>(dilation_rows),
+                                       .dilation_width = static_cast<int>(dilation_cols),
+                                       .filter_height = static_cast<int>(filter.shape[0]),
+                                       .filter_width = static_cast<int>(filter.shape[1]),
+                                       .stride = static_cast<int>(stride)};
+    p->info.structure = structure.values();
     p->info.padding = tf::PaddingName(padding);
     p->info.explicit_paddings = tf::SpatialPaddings(padding, attrs.explicit_paddings_, format);
     p->info.shape = {{"N", batch}, {"H", input.shape[h_dim]}, {"W", input.shape[w_dim]}, {"C", in_depth}};

@@ -6,6 +6,7 @@
 #include "dispatch.h"
 #include "halide_call.h"
 #include "op_entry.h"
+#include "structures.h"
 #include "tf_checks.h"
 
 namespace gradtune {
@@ -138,12 +139,13 @@ Status Definition::Prepare(const Args &args, Prepared *p) {
     p->info.output_dtypes = {input.dtype};
     p->info.output_shapes = {p->filter_shape};
     p->info.data_format = tf::DataFormatName(format);
-    p->info.structure = {{"depth_multiplier", static_cast<int>(multiplier)},
-                         {"dilation_height", dilations[h_dim]},
-                         {"dilation_width", dilations[w_dim]},
-                         {"filter_height", static_cast<int>(filter[0])},
-                         {"filter_width", static_cast<int>(filter[1])},
-                         {"stride", static_cast<int>(stride)}};
+    const DepthwiseStructure structure{.depth_multiplier = static_cast<int>(multiplier),
+                                       .dilation_height = dilations[h_dim],
+                                       .dilation_width = dilations[w_dim],
+                                       .filter_height = static_cast<int>(filter[0]),
+                                       .filter_width = static_cast<int>(filter[1]),
+                                       .stride = static_cast<int>(stride)};
+    p->info.structure = structure.values();
     p->info.padding = tf::PaddingName(padding);
     p->info.explicit_paddings = tf::SpatialPaddings(padding, attrs.explicit_paddings_, format);
     p->info.shape = {{"N", in[n_dim]}, {"H", in[h_dim]}, {"W", in[w_dim]}, {"C", in_depth}};

@@ -13,6 +13,7 @@
 #include "dispatch.h"
 #include "halide_call.h"
 #include "op_entry.h"
+#include "structures.h"
 #include "philox.h"
 #include "tf_checks.h"
 
@@ -125,7 +126,7 @@ Status Prepare(const ConstTensorRef &value, const std::vector<float> &pooling_ra
     p->info.output_dtypes = {value.dtype, DataType::kInt64, DataType::kInt64};
     p->info.output_shapes = {p->output_shape, {p->output_shape[1] + 1}, {p->output_shape[2] + 1}};
     p->info.data_format = "NHWC";
-    p->info.structure = {{"overlapping", attrs.overlapping_ ? 2 : 1}};
+    p->info.structure = PoolingStructure{.overlapping = attrs.overlapping_ ? 2 : 1}.values();
     p->info.padding = "VALID";  // pooling cells never reach outside the input
     p->info.shape = {{"N", value.shape[0]}, {"H", value.shape[1]},  {"W", value.shape[2]},
                      {"C", value.shape[3]}, {"OH", output_size[1]}, {"OW", output_size[2]}};

@@ -11,6 +11,7 @@
 #include "dispatch.h"
 #include "halide_call.h"
 #include "op_entry.h"
+#include "structures.h"
 #include "tf_checks.h"
 
 namespace gradtune {
@@ -188,7 +189,7 @@ Status Definition::Prepare(const Args &args, Prepared *p) {
     p->info.output_dtypes = {out_backprop.dtype};
     p->info.output_shapes = {p->input_shape};
     p->info.data_format = "NHWC";
-    p->info.structure = {{"overlapping", attrs.overlapping_ ? 2 : 1}};
+    p->info.structure = PoolingStructure{.overlapping = attrs.overlapping_ ? 2 : 1}.values();
     p->info.padding = "VALID";  // pooling cells never reach outside the input
     p->info.shape = {{"N", in[0]}, {"H", in[1]}, {"W", in[2]}, {"C", in[3]}, {"OH", out_rows}, {"OW", out_cols}};
     return Status::OK();
