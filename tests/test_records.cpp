@@ -508,6 +508,27 @@ TEST_CASE("the tuner's hill climbing proposes every untried one-knob neighbour o
     }
 }
 
+TEST_CASE("the suite readers know an op by what it declares, not by its name", "[suite]") {
+    using gradtune::tooling::op_traits;
+    const auto dense = op_traits("Conv2DBackpropFilter");
+    CHECK(!dense.depthwise);
+    CHECK(!dense.pooling);
+    CHECK(dense.inputs == std::vector<std::string>{"input", "filter_sizes", "out_backprop"});
+    CHECK(dense.takes("filter_sizes"));
+    CHECK(!dense.takes("input_sizes"));
+    CHECK(op_traits("DepthwiseConv2dNativeBackpropInput").depthwise);
+    const auto pooling = op_traits("FractionalAvgPool");
+    CHECK(pooling.pooling);
+    CHECK(!pooling.takes("out_backprop"));
+    CHECK(op_traits("FractionalAvgPoolGrad").takes("out_backprop"));
+    CHECK_THROWS_WITH(op_traits("Conv3DBackpropInputV2"), Catch::Contains("unknown op 'Conv3DBackpropInputV2'"));
+    // A signature of an op nobody registered is refused with the op's name.
+    const nlohmann::json signature = {{"op", "MaxPoolGrad"},      {"T", "float32"},   {"data_format", "NHWC"},
+                                      {"structure", nlohmann::json::object()}, {"padding", "VALID"},
+                                      {"shape", {{"N", 1}, {"H", 4}, {"W", 4}, {"C", 1}}}};
+    CHECK_THROWS_WITH(gradtune::tooling::entry_from_signature(signature), Catch::Contains("unknown op 'MaxPoolGrad'"));
+}
+
 TEST_CASE("journal suites rebuild EXPLICIT padding from the journalled pads", "[suite]") {
     const std::string path = temp_file("journal_explicit_" + std::to_string(getpid()) + ".jsonl");
     // Written by the runtime's journal for the call below.

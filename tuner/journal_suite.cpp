@@ -9,12 +9,29 @@
 #include <map>
 #include <stdexcept>
 
+#include "gradtune/op_call.h"
 #include "gradtune/tensor.h"
+#include "knob_space.h"
 #include "records.h"  // write_file_atomically
 
 namespace gradtune::tooling {
 
 using nlohmann::json;
+
+bool OpTraits::takes(const std::string &input) const {
+    return std::find(inputs.begin(), inputs.end(), input) != inputs.end();
+}
+
+OpTraits op_traits(const std::string &op) {
+    const OpSchema *schema = find_op(op);
+    const OpSpec *spec = FindOpSpec(op);
+    if (!schema || !spec) throw std::runtime_error("unknown op '" + op + "'");
+    auto declares = [&](const char *param) {
+        return std::find(schema->structure_params.begin(), schema->structure_params.end(), param) !=
+               schema->structure_params.end();
+    };
+    return {.pooling = declares("overlapping"), .depthwise = declares("depth_multiplier"), .inputs = spec->inputs};
+}
 
 namespace {
 
@@ -69,6 +86,7 @@ double product(const std::vector<int64_t> &shape) {
 // shape and the element size; helpers for the call's inputs.
 struct Call {
     std::string op, dtype, format, padding;
+    OpTraits traits;
     json structure, shape;
     int64_t n = 0, h = 0, w = 0, c = 0;
     double element = 0;
@@ -83,7 +101,7 @@ void pooling_entry(const Call &g, SuiteEntry *e, json *inputs, json *attrs) {
     if (oh > g.h || ow > g.w) throw std::runtime_error("a pooled size larger than the input");
     if (g.h > (1 << 20) || g.w > (1 << 20)) throw std::runtime_error("more than 2^20 rows or columns to pool");
     const bool overlapping = get(g.structure, "overlapping") == 2;
-    if (g.op == "FractionalAvgPoolGrad") {
+    if (g.traits.takes("out_backprop")) {  // the gradient
         *inputs = {{"orig_input_tensor_shape", Call::values("int64", {g.n, g.h, g.w, g.c})},
                    {"out_backprop", g.tensor({g.n, oh, ow, g.c})},
                    {"row_pooling_sequence", Call::values("int64", pooling_sequence(g.h, oh))},
@@ -134,11 +152,8 @@ std::vector<int64_t> explicit_pads(const json &line, const std::string &padding)
 // work and a description.
 void convolution_entry(const Call &g, const std::vector<int64_t> &pads, SuiteEntry *e, json *inputs,
                        json *attrs) {
-    const std::string &op = g.op;
     const json &s = g.structure;
-    const bool depthwise = op.rfind("Depthwise", 0) == 0;
-    if (!depthwise && op != "Conv2D" && op != "Conv2DBackpropInput" && op != "Conv2DBackpropFilter")
-        throw std::runtime_error("the journal cannot rebuild calls of " + op);
+    const bool depthwise = g.traits.depthwise;
     const int64_t fh = get(s, "filter_height"), fw = get(s, "filter_width");
     const int64_t sh = depthwise ? get(s, "stride") : get(s, "stride_height");
     const int64_t sw = depthwise ? sh : get(s, "stride_width");
@@ -152,16 +167,19 @@ void convolution_entry(const Call &g, const std::vector<int64_t> &pads, SuiteEnt
     const int64_t ow = conv_output(g.w, fw, sw, dw, g.padding, pads[2], pads[3]);
     const std::vector<int64_t> x = activation(g.format, g.n, g.h, g.w, g.c);
     const std::vector<int64_t> y = activation(g.format, g.n, oh, ow, out_channels);
-    const bool backprop_input = op.size() > 13 && op.compare(op.size() - 13, 13, "BackpropInput") == 0;
-    const bool backprop_filter = op.size() > 14 && op.compare(op.size() - 14, 14, "BackpropFilter") == 0;
-    if (backprop_input) {
-        *inputs = {{"input_sizes", Call::values("int32", x)}, {"filter", g.tensor(filter)},
-                   {"out_backprop", g.tensor(y)}};
-    } else if (backprop_filter) {
-        *inputs = {{"input", g.tensor(x)}, {"filter_sizes", Call::values("int32", filter)},
-                   {"out_backprop", g.tensor(y)}};
-    } else {
-        *inputs = {{"input", g.tensor(x)}, {"filter", g.tensor(filter)}};
+    // Each input the op takes, by its TF name: a tensor, or a gradient's
+    // shape input (input_sizes, filter_sizes).
+    const std::map<std::string, json> by_name = {{"input", g.tensor(x)},
+                                                 {"filter", g.tensor(filter)},
+                                                 {"out_backprop", g.tensor(y)},
+                                                 {"input_sizes", Call::values("int32", x)},
+                                                 {"filter_sizes", Call::values("int32", filter)}};
+    *inputs = json::object();
+    for (const std::string &name : g.traits.inputs) {
+        auto it = by_name.find(name);
+        if (it == by_name.end())
+            throw std::runtime_error("the journal cannot rebuild calls of " + g.op + " (input '" + name + "')");
+        (*inputs)[name] = it->second;
     }
     *attrs = {{"strides", spatial_attr(g.format, sh, sw)},
               {"dilations", spatial_attr(g.format, dh, dw)},
@@ -182,7 +200,7 @@ void convolution_entry(const Call &g, const std::vector<int64_t> &pads, SuiteEnt
     if (g.padding == "EXPLICIT")
         window += " " + std::to_string(pads[0]) + "," + std::to_string(pads[1]) + "," + std::to_string(pads[2]) + "," +
                   std::to_string(pads[3]);
-    e->description = depthwise || op == "Conv2D" ? sizes + window
+    e->description = depthwise || !g.traits.takes("out_backprop") ? sizes + window
                                                  : "dx " + sizes + " <- dy " + std::to_string(oh) + "x" +
                                                        std::to_string(ow) + "x" + std::to_string(out_channels) + window;
 }
@@ -205,11 +223,13 @@ SuiteEntry entry_from_signature(const json &line) {
     g.w = get(g.shape, "W");
     g.c = get(g.shape, "C");
 
+    g.traits = op_traits(g.op);
+
     SuiteEntry e;
     e.op = g.op;
     e.batch = g.n;
     json inputs, attrs;
-    if (g.op == "FractionalAvgPoolGrad" || g.op == "FractionalAvgPool") {
+    if (g.traits.pooling) {
         pooling_entry(g, &e, &inputs, &attrs);
     } else {
         convolution_entry(g, explicit_pads(line, g.padding), &e, &inputs, &attrs);

@@ -12,6 +12,20 @@
 
 namespace gradtune::tooling {
 
+// What the suite readers need to know of an op, from what it declares (its
+// structural parameters in schedules/, its inputs in the runtime's OpSpec),
+// not from its name: a new op of a family they know needs no code here.
+struct OpTraits {
+    bool pooling = false;             // declares `overlapping`: fractional pooling
+    bool depthwise = false;           // declares `depth_multiplier`
+    std::vector<std::string> inputs;  // TF's input names, in order
+    bool takes(const std::string &input) const;
+};
+
+// Throws std::runtime_error for an op that the schedules or the runtime do
+// not know.
+OpTraits op_traits(const std::string &op);
+
 struct JournalSuite {
     std::vector<SuiteEntry> entries;  // by total time spent, largest first
     std::vector<std::string> notes;   // lines skipped and signatures left out, with the reason

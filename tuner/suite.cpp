@@ -41,7 +41,8 @@ json signature_from_text(const std::string &line, std::vector<int64_t> *batches)
     std::istringstream words(line);
     std::string op, word;
     words >> op;
-    const bool depthwise = op.rfind("Depthwise", 0) == 0, pooling = op.rfind("FractionalAvgPool", 0) == 0;
+    const OpTraits traits = op_traits(op);
+    const bool depthwise = traits.depthwise, pooling = traits.pooling;
     std::string dtype = "float32", format = "NHWC", padding = pooling ? "VALID" : "SAME";
     std::map<std::string, std::pair<int64_t, int64_t>> v;  // name -> value (pairs for f, s, d)
     bool overlapping = false;
