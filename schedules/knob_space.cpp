@@ -79,14 +79,17 @@ std::string OpSchema::check_structure(const Structure &structure) const {
     if (std::find(data_formats.begin(), data_formats.end(), structure.data_format) == data_formats.end())
         return "data_format '" + structure.data_format + "' is not supported by " + name;
     for (const auto &[param, value] : structure.fixed) {
-        if (std::find(structure_params.begin(), structure_params.end(), param) == structure_params.end())
-            return "unknown structural parameter '" + param + "'";
+        if (!declares(param)) return "unknown structural parameter '" + param + "'";
         if (value < 0) return "structural parameter '" + param + "' must be >= 0 (0 = run time)";
     }
     for (const std::string &param : structure_params) {
         if (!structure.fixed.count(param)) return "missing structural parameter '" + param + "'";
     }
     return "";
+}
+
+bool OpSchema::declares(std::string_view param) const {
+    return std::find(structure_params.begin(), structure_params.end(), param) != structure_params.end();
 }
 
 std::string OpSchema::upgrade(Device device, const Structure &structure, int *version, Knobs *knobs) const {

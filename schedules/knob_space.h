@@ -149,6 +149,8 @@ struct OpSchema {
     std::function<KnobSpace(Device, const Structure &)> space;
     // "" when `structure` is a legal variant of this op, else why not.
     std::string check_structure(const Structure &structure) const;
+    // Whether `param` is one of this op's structural parameters.
+    bool declares(std::string_view param) const;
 };
 
 // Rules that several spaces share: "" when legal, else why not.

@@ -26,11 +26,9 @@ OpTraits op_traits(const std::string &op) {
     const OpSchema *schema = find_op(op);
     const OpSpec *spec = FindOpSpec(op);
     if (!schema || !spec) throw std::runtime_error("unknown op '" + op + "'");
-    auto declares = [&](const char *param) {
-        return std::find(schema->structure_params.begin(), schema->structure_params.end(), param) !=
-               schema->structure_params.end();
-    };
-    return {.pooling = declares("overlapping"), .depthwise = declares("depth_multiplier"), .inputs = spec->inputs};
+    return {.pooling = schema->declares("overlapping"),
+            .depthwise = schema->declares("depth_multiplier"),
+            .inputs = spec->inputs};
 }
 
 namespace {
@@ -200,9 +198,10 @@ void convolution_entry(const Call &g, const std::vector<int64_t> &pads, SuiteEnt
     if (g.padding == "EXPLICIT")
         window += " " + std::to_string(pads[0]) + "," + std::to_string(pads[1]) + "," + std::to_string(pads[2]) + "," +
                   std::to_string(pads[3]);
-    e->description = depthwise || !g.traits.takes("out_backprop") ? sizes + window
-                                                 : "dx " + sizes + " <- dy " + std::to_string(oh) + "x" +
-                                                       std::to_string(ow) + "x" + std::to_string(out_channels) + window;
+    e->description = depthwise || !g.traits.takes("out_backprop")
+                         ? sizes + window
+                         : "dx " + sizes + " <- dy " + std::to_string(oh) + "x" + std::to_string(ow) + "x" +
+                               std::to_string(out_channels) + window;
 }
 
 }  // namespace

@@ -13,8 +13,8 @@
 #include "dispatch.h"
 #include "halide_call.h"
 #include "op_entry.h"
-#include "structures.h"
 #include "philox.h"
+#include "structures.h"
 #include "tf_checks.h"
 
 namespace gradtune {
