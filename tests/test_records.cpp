@@ -364,6 +364,40 @@ TEST_CASE("text suite files: one call per line, the same calls as the JSON form"
     fs::remove_all(dir);
 }
 
+TEST_CASE("an integer field holding a float out of the integer's range is refused and never cast", "[records][suite]") {
+    // nlohmann's get<int>() casts a float unchecked (undefined behaviour out
+    // of range): the JSON fuzzer's finding was a suite row with "batch": 1.1e91.
+    using nlohmann::json;
+    const std::string path = temp_file("out_of_range.json");
+    std::ofstream(path) << R"([{"id": "R1", "batch": 1.1e91, "call": {"op": "Conv2D"}}])";
+    CHECK_THROWS_WITH(gradtune::tooling::load_suite(path), Catch::Contains("batch must be an integer in range, not 1.1e+91"));
+    std::ofstream(path) << R"([{"id": "R1", "batch": 0, "call": {"op": "Conv2D"}}])";
+    CHECK_THROWS_WITH(gradtune::tooling::load_suite(path), Catch::Contains("row 'R1' has batch 0"));
+
+    // Records: a knob, a shape size, the schema version; each names the file.
+    write_record_file(path, RecordFile{sample_record().op, "x86-64-linux-avx2", {sample_record()}});
+    const json good = json::parse(slurp(path));
+    auto refused = [&](const std::function<void(json &)> &edit, const std::string &why) {
+        json j = good;
+        edit(j);
+        std::ofstream(path) << j.dump();
+        CHECK_THROWS_WITH(read_record_file(path), Catch::Contains(path) && Catch::Contains(why));
+    };
+    refused([](json &j) { j["records"][0]["knobs"]["tile_y"] = 1e91; }, "knobs.tile_y must be an integer in range");
+    refused([](json &j) { j["records"][0]["knobs"]["tile_y"] = 2.0; }, "knobs.tile_y must be an integer in range, not 2.0");
+    refused([](json &j) { j["records"][0]["knobs"]["tile_y"] = int64_t{1} << 40; }, "knobs.tile_y must be an integer");
+    refused([](json &j) { j["records"][0]["shape"]["N"] = -1e300; }, "shape.N must be an integer in range");
+    refused([](json &j) { j["records"][0]["samples"] = 1e10; }, "samples must be an integer in range");
+    refused([](json &j) { j["schema_version"] = 1e20; }, "schema_version must be an integer in range");
+
+    // A call spec's int64 values and shapes come back as a refusal (Status).
+    Tensor t;
+    CHECK(!gradtune::tooling::tensor_from_json(json{{"dtype", "int64"}, {"values", {1e91}}}, &t).ok());
+    CHECK(!gradtune::tooling::tensor_from_json(json{{"dtype", "float32"}, {"shape", {2, 1e30}}}, &t).ok());
+    CHECK(gradtune::tooling::tensor_from_json(json{{"dtype", "int64"}, {"values", {int64_t{1} << 40}}}, &t).ok());
+    std::filesystem::remove(path);
+}
+
 TEST_CASE("the default suite is bench/suites/default.txt: every row at every batch size, op by op", "[suite]") {
     using gradtune::tooling::SuiteEntry;
     const std::string file = GRADTUNE_GOLDEN_DIR "/../../bench/suites/default.txt";

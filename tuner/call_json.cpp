@@ -5,6 +5,8 @@
 #include <random>
 #include <stdexcept>
 
+#include "json_integer.h"
+
 namespace gradtune::tooling {
 
 using nlohmann::json;
@@ -33,7 +35,9 @@ Status tensor_from_json_unguarded(const json &j, Tensor *out) {
     if (!dtype) return InvalidArgument("unknown dtype " + j.at("dtype").dump());
     std::vector<int64_t> shape;
     if (j.contains("shape")) {
-        shape = j.at("shape").get<std::vector<int64_t>>();
+        const json &dims = j.at("shape");
+        if (!dims.is_array()) return InvalidArgument("a tensor's shape is a list: " + j.dump().substr(0, 200));
+        for (const json &d : dims) shape.push_back(json_integer<int64_t>(d, "a dimension"));
     } else if (j.contains("values")) {
         shape = {static_cast<int64_t>(j.at("values").size())};
     } else {
@@ -48,7 +52,7 @@ Status tensor_from_json_unguarded(const json &j, Tensor *out) {
             return InvalidArgument("values do not match the shape in " + j.dump().substr(0, 200));
         for (int64_t i = 0; i < t.num_elements(); i++) {
             if (*dtype == DataType::kInt64) {
-                t.as<int64_t>()[i] = values[i].get<int64_t>();
+                t.as<int64_t>()[i] = json_integer<int64_t>(values[i], "an int64 value");
             } else {
                 t.store(i, values[i].get<double>());
             }

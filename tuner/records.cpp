@@ -10,6 +10,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "json_integer.h"
+
 namespace gradtune {
 
 using nlohmann::json;
@@ -52,7 +54,7 @@ Structure structure_from_json(const json &j) {
         } else if (key == "data_format") {
             s.data_format = value.get<std::string>();
         } else {
-            s.fixed[key] = value.get<int>();
+            s.fixed[key] = tooling::json_integer<int>(value, key);
         }
     }
     return s;
@@ -132,20 +134,20 @@ Record record_from_json(const json &j, const std::string &where) {
         r.device = *device;
         r.structure = structure_from_json(j.at("structure"));
         r.padding = j.at("padding").get<std::string>();
-        r.shape = j.at("shape").get<std::map<std::string, int64_t>>();
+        r.shape = tooling::json_integer_map<int64_t>(j.at("shape"), "shape");
         r.call = j.value("call", json::object());
-        r.knobs = j.at("knobs").get<Knobs>();
+        r.knobs = tooling::json_integer_map<int>(j.at("knobs"), "knobs");
         r.generic_wins = j.value("generic_wins", false);
         r.median_ms = j.at("median_ms").get<double>();
         r.min_ms = j.value("min_ms", 0.0);
         r.spread_pct = j.value("spread_pct", 0.0);
         r.generic_median_ms = j.value("generic_median_ms", 0.0);
-        r.samples = j.value("samples", 0);
-        r.threads = j.value("threads", 0);
+        r.samples = tooling::json_integer_or(j, "samples", 0);
+        r.threads = tooling::json_integer_or(j, "threads", 0);
         r.target = j.at("target").get<std::string>();
         r.cpu_model = j.value("cpu_model", "");
         r.halide_version = j.at("halide_version").get<std::string>();
-        r.knob_space_version = j.value("knob_space_version", 1);
+        r.knob_space_version = tooling::json_integer_or(j, "knob_space_version", 1);
         r.source_hash = j.value("source_hash", "");
         r.tuned_at = j.value("tuned_at", "");
     } catch (const json::exception &e) {
@@ -178,7 +180,7 @@ RecordFile read_record_file(const std::string &path) {
     }
     RecordFile file;
     try {
-        const int version = j.at("schema_version").get<int>();
+        const int version = tooling::json_integer<int>(j.at("schema_version"), "schema_version");
         if (version != kRecordSchemaVersion)
             fail(path, "schema_version " + std::to_string(version) + " (this build reads " +
                            std::to_string(kRecordSchemaVersion) + ")");
@@ -269,7 +271,7 @@ std::vector<StructureDefault> read_structure_defaults(const std::string &dir) {
         json j;
         try {
             j = json::parse(in);
-            const int version = j.at("schema_version").get<int>();
+            const int version = tooling::json_integer<int>(j.at("schema_version"), "schema_version");
             if (version != kRecordSchemaVersion)
                 fail(path.string(), "schema_version " + std::to_string(version) + " (this build reads " +
                                         std::to_string(kRecordSchemaVersion) + ")");
@@ -283,8 +285,8 @@ std::vector<StructureDefault> read_structure_defaults(const std::string &dir) {
                 if (!device) fail(where, "unknown device '" + e.at("device").get<std::string>() + "'");
                 d.device = *device;
                 d.structure = structure_from_json(e.at("structure"));
-                d.knobs = e.at("knobs").get<Knobs>();
-                d.knob_space_version = e.value("knob_space_version", 1);
+                d.knobs = tooling::json_integer_map<int>(e.at("knobs"), "knobs");
+                d.knob_space_version = tooling::json_integer_or(e, "knob_space_version", 1);
                 d.halide_version = e.at("halide_version").get<std::string>();
                 d.chosen_by = e.value("chosen_by", "");
                 d.worst_ratio = e.value("worst_ratio", 0.0);

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "journal_suite.h"
+#include "json_integer.h"
 
 namespace gradtune::tooling {
 
@@ -174,7 +175,8 @@ std::vector<SuiteEntry> load_suite(const std::string &path) {
         e.id = row.at("id").get<std::string>();
         e.call = row.at("call");
         e.op = e.call.at("op").get<std::string>();
-        e.batch = row.value("batch", int64_t{1});
+        e.batch = json_integer_or(row, "batch", int64_t{1});
+        if (e.batch < 1) throw std::runtime_error(path + ": row '" + e.id + "' has batch " + std::to_string(e.batch));
         e.description = row.value("description", "");
         // Optional, for the benchmark's throughput column.
         e.flops = row.value("flops", 0.0);

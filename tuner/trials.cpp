@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "json_integer.h"
 #include "records.h"
 
 namespace gradtune::tooling {
@@ -83,9 +84,9 @@ void read_measurement(const json &r, Trial *t) {
     t->spread_pct = r.value("spread_pct", 0.0);
     t->generic_median_ms = r.value("generic_median_ms", 0.0);
     t->generic_spread_pct = r.value("generic_spread_pct", 0.0);
-    t->samples = r.value("samples", 0);
-    t->iterations = r.value("iterations", 0);
-    t->threads = r.value("threads", 0);
+    t->samples = json_integer_or(r, "samples", 0);
+    t->iterations = json_integer_or(r, "iterations", 0);
+    t->threads = json_integer_or(r, "threads", 0);
 }
 
 Trial trial_from_json(const json &j) {
@@ -93,15 +94,15 @@ Trial trial_from_json(const json &j) {
     t.op = j.at("op").get<std::string>();
     t.device = device_from_string(j.at("device").get<std::string>()).value_or(Device::cpu);
     t.structure = structure_from_json(j.at("structure"));
-    t.knobs = j.at("knobs").get<Knobs>();
+    t.knobs = json_integer_map<int>(j.at("knobs"), "knobs");
     t.shape_id = j.at("shape_id").get<std::string>();
     t.padding = j.at("padding").get<std::string>();
-    t.shape = j.at("shape").get<std::map<std::string, int64_t>>();
+    t.shape = json_integer_map<int64_t>(j.at("shape"), "shape");
     t.call = j.value("call", json::object());
     t.target = j.at("target").get<std::string>();
     t.cpu_model = j.value("cpu_model", "");
     t.halide_version = j.at("halide_version").get<std::string>();
-    t.knob_space_version = j.value("knob_space_version", 1);
+    t.knob_space_version = json_integer_or(j, "knob_space_version", 1);
     // Knobs added since the trial's version read as their defaults (what the
     // op did then), so old trials resume and distill like new ones.
     if (const OpSchema *op = find_op(t.op); op && op->check_structure(t.structure).empty())
@@ -110,7 +111,7 @@ Trial trial_from_json(const json &j) {
     read_measurement(j, &t);
     t.compile_s = j.value("compile_s", 0.0);
     t.timestamp = j.value("timestamp", "");
-    t.seed = j.value("seed", uint64_t{0});
+    t.seed = json_integer_or(j, "seed", uint64_t{0});
     return t;
 }
 
