@@ -75,7 +75,7 @@ set(GRADTUNE_COMMON_SOURCES
     schedules/halide_knobs.h
     schedules/knob_space.h
     schedules/knob_space.cpp
-    schedules/cpu_tiles.h
+    schedules/direct_tiles.h
     schedules/structures.h
     schedules/tap_phases.h)
 

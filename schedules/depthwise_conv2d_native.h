@@ -5,8 +5,8 @@
 #pragma once
 
 #include "Halide.h"
-#include "cpu_tiles.h"
 #include "depthwise_conv2d_native_space.h"
+#include "direct_tiles.h"
 #include "halide_knobs.h"
 
 namespace gradtune {
@@ -24,6 +24,8 @@ struct DepthwiseConv2dNativePipeline {
     Halide::Var k, x, y, n;
     Halide::Expr channels, width, height;  // extents of the output (channels = C*M)
     Halide::Expr depth_multiplier;         // M (constant in variants that fix it)
+
+    DirectOutput direct() const { return {output, accumulator, k, x, y, n, channels, width, height}; }
 };
 
 // apply() for DepthwiseConv2dNative. Knob meanings and legal values:
@@ -34,74 +36,27 @@ using namespace Halide;
 
 inline void apply_cpu(const DepthwiseConv2dNativeCpuKnobs &k, const Structure &s, DepthwiseConv2dNativePipeline &p) {
     const bool nhwc = s.data_format == "NHWC";
-    // The unit-stride dimension is vectorised; the other one is tiled.
-    Var inner = nhwc ? p.k : p.x, other = nhwc ? p.x : p.k;
-    Expr inner_extent = nhwc ? p.channels : p.width;
-    Expr other_extent = nhwc ? p.width : p.channels;
-    const int vector = k.vector_width;
-    const int inner_size = vector * k.vectors_per_tile;
-    const int other_size = k.tile_other, rows = k.tile_y;
-    const bool channel_outer = k.channel_outer;
-    CpuLoops l;
-
-    // Full register tiles when the extents allow; one vector per pixel else.
+    const DirectOutput o = p.direct();
     // A run-time depth multiplier gets an M == 1 path: there the input
     // channel k / M is k itself and NHWC loads are dense (gathers otherwise).
-    Expr full_tiles = inner_extent >= inner_size && other_extent >= other_size && p.height >= rows;
-    if (!is_const(p.depth_multiplier)) {
-        Stage dense = p.output.specialize(full_tiles && p.depth_multiplier == 1);
-        tile_cpu(dense, l, inner, other, p.y, p.n, inner_size, other_size, rows, k.rows_per_task, channel_outer, vector,
-                 TailStrategy::ShiftInwards);
-    }
-    Stage full = p.output.specialize(full_tiles);
-    tile_cpu(full, l, inner, other, p.y, p.n, inner_size, other_size, rows, k.rows_per_task, channel_outer, vector,
-             TailStrategy::ShiftInwards);
-    tile_cpu(p.output, l, inner, other, p.y, p.n, vector, 1, 1, k.rows_per_task * rows, channel_outer, vector,
-             TailStrategy::GuardWithIf);
-
-    // The accumulator tile lives in registers for the whole tap reduction.
-    const Var tile_loop = channel_outer ? l.other_tile : l.inner_tile;
-    p.accumulator.compute_at(p.output, tile_loop)
-        .vectorize(inner, vector, TailStrategy::GuardWithIf)
-        .unroll(inner)
-        .unroll(other)
-        .unroll(p.y);
+    const CpuLoops l =
+        tile_direct_cpu(o, nhwc, k, is_const(p.depth_multiplier) ? Expr() : p.depth_multiplier == 1);
     RVar col_tap = p.taps.x, row_tap = p.taps.y;
     Stage update = p.accumulator.update();
-    update.reorder(inner, other, p.y, col_tap, row_tap)
-        .vectorize(inner, vector, TailStrategy::GuardWithIf)
-        .unroll(inner)
-        .unroll(other)
+    update.reorder(o.inner(nhwc), o.other(nhwc), p.y, col_tap, row_tap)
+        .vectorize(o.inner(nhwc), k.vector_width, TailStrategy::GuardWithIf)
+        .unroll(o.inner(nhwc))
+        .unroll(o.other(nhwc))
         .unroll(p.y);
     if (k.unroll_taps) update.unroll(col_tap).unroll(row_tap);
-
-    if (k.stage_input) {
-        // A zero-padded copy of the task's input rows: no boundary selects in
-        // the tap loop, at the price of one more pass over memory.
-        Var c0 = p.input.args()[0], c1 = p.input.args()[1];
-        p.input.compute_at(p.output, l.task_n).vectorize(nhwc ? c0 : c1, vector, TailStrategy::GuardWithIf);
-    }
+    if (k.stage_input) stage_per_task(p.input, o, l, nhwc, k.vector_width);
 }
 
 inline void apply_cuda(const DepthwiseConv2dNativeCudaKnobs &k, const Structure &s, DepthwiseConv2dNativePipeline &p) {
     const bool nhwc = s.data_format == "NHWC";
-    Var inner = nhwc ? p.k : p.x, other = nhwc ? p.x : p.k;
-    Var inner_block{"inner_block"}, inner_thread{"inner_thread"};
-    Var other_block{"other_block"}, other_thread{"other_thread"}, other_pos{"other_pos"};
-    Var row_block{"row_block"}, row_thread{"row_thread"}, row_block_n{"row_block_n"};
-    const int per_thread = k.other_per_thread;
-    p.output.split(inner, inner_block, inner_thread, k.threads_inner, TailStrategy::GuardWithIf)
-        .split(other, other_block, other_thread, k.threads_other * per_thread, TailStrategy::GuardWithIf)
-        .split(other_thread, other_thread, other_pos, per_thread, TailStrategy::GuardWithIf)
-        .split(p.y, row_block, row_thread, k.threads_y, TailStrategy::GuardWithIf)
-        .reorder(other_pos, inner_thread, other_thread, row_thread, inner_block, other_block, row_block, p.n)
-        .fuse(row_block, p.n, row_block_n)
-        .gpu_blocks(inner_block, other_block, row_block_n)
-        .gpu_threads(inner_thread, other_thread, row_thread)
-        .unroll(other_pos);
-    // One thread accumulates its positions in registers.
-    p.accumulator.compute_at(p.output, inner_thread).unroll(other);
-    p.accumulator.update().unroll(other);
+    const DirectOutput o = p.direct();
+    tile_direct_cuda(o, nhwc, k);
+    p.accumulator.update().unroll(o.other(nhwc));
 }
 
 }  // namespace depthwise_conv2d_native_schedule

@@ -5,8 +5,8 @@
 #pragma once
 
 #include "Halide.h"
-#include "cpu_tiles.h"
 #include "depthwise_conv2d_native_backprop_input_space.h"
+#include "direct_tiles.h"
 #include "halide_knobs.h"
 #include "tap_phases.h"
 
@@ -26,6 +26,8 @@ struct DepthwiseConv2dNativeBackpropInputPipeline {
     Halide::Var c, x, y, n;
     Halide::Expr channels, width, height;  // extents of the output
     Halide::Expr depth_multiplier;         // M (constant in variants that fix it)
+
+    DirectOutput direct() const { return {output, accumulator, c, x, y, n, channels, width, height}; }
 };
 
 // apply() for DepthwiseConv2dNativeBackpropInput. Knob meanings and legal
@@ -38,38 +40,12 @@ inline void apply_cpu(const DepthwiseConv2dNativeBackpropInputCpuKnobs &k, const
                       DepthwiseConv2dNativeBackpropInputPipeline &p) {
     const DepthwiseStructure fixed = DepthwiseStructure::from(s);
     const bool nhwc = s.data_format == "NHWC";
-    // The unit-stride dimension is vectorised; the other one is tiled.
-    Var inner = nhwc ? p.c : p.x, other = nhwc ? p.x : p.c;
-    Expr inner_extent = nhwc ? p.channels : p.width;
-    Expr other_extent = nhwc ? p.width : p.channels;
-    const int vector = k.vector_width;
-    const int inner_size = vector * k.vectors_per_tile;
-    const int other_size = k.tile_other, rows = k.tile_y;
-    const bool channel_outer = k.channel_outer;
-    CpuLoops l;
-
-    // Full register tiles when the extents allow; one vector per pixel else.
+    const DirectOutput o = p.direct();
+    const Var inner = o.inner(nhwc), other = o.other(nhwc);
+    const int vector = k.vector_width, rows = k.tile_y;
     // A run-time depth multiplier gets a dense M == 1 path (strided loads
     // otherwise).
-    Expr full_tiles = inner_extent >= inner_size && other_extent >= other_size && p.height >= rows;
-    if (!is_const(p.depth_multiplier)) {
-        Stage dense = p.output.specialize(full_tiles && p.depth_multiplier == 1);
-        tile_cpu(dense, l, inner, other, p.y, p.n, inner_size, other_size, rows, k.rows_per_task, channel_outer, vector,
-                 TailStrategy::ShiftInwards);
-    }
-    Stage full = p.output.specialize(full_tiles);
-    tile_cpu(full, l, inner, other, p.y, p.n, inner_size, other_size, rows, k.rows_per_task, channel_outer, vector,
-             TailStrategy::ShiftInwards);
-    tile_cpu(p.output, l, inner, other, p.y, p.n, vector, 1, 1, k.rows_per_task * rows, channel_outer, vector,
-             TailStrategy::GuardWithIf);
-
-    // The accumulator tile lives in registers for the whole tap reduction.
-    const Var tile_loop = channel_outer ? l.other_tile : l.inner_tile;
-    p.accumulator.compute_at(p.output, tile_loop)
-        .vectorize(inner, vector, TailStrategy::GuardWithIf)
-        .unroll(inner)
-        .unroll(other)
-        .unroll(p.y);
+    const CpuLoops l = tile_direct_cpu(o, nhwc, k, is_const(p.depth_multiplier) ? Expr() : p.depth_multiplier == 1);
     // The reduction: register tile innermost, one tap phase of its columns
     // and rows at a time for a fixed stride (uniform tap predicates), then
     // the depth multiplier and the taps.
@@ -93,34 +69,15 @@ inline void apply_cpu(const DepthwiseConv2dNativeBackpropInputCpuKnobs &k, const
     for (const VarOrRVar &v : phases) update.unroll(v.var);
     if (k.unroll_taps) update.unroll(col_tap).unroll(row_tap);
 
-    if (k.stage_out_backprop) {
-        // A zero-padded copy of the task's out_backprop rows: no boundary
-        // selects in the tap loop, at the price of one more pass over memory.
-        Var k0 = p.out_backprop.args()[0], k1 = p.out_backprop.args()[1];
-        p.out_backprop.compute_at(p.output, l.task_n).vectorize(nhwc ? k0 : k1, vector, TailStrategy::GuardWithIf);
-    }
+    if (k.stage_out_backprop) stage_per_task(p.out_backprop, o, l, nhwc, vector);
 }
 
 inline void apply_cuda(const DepthwiseConv2dNativeBackpropInputCudaKnobs &k, const Structure &s,
                        DepthwiseConv2dNativeBackpropInputPipeline &p) {
     const bool nhwc = s.data_format == "NHWC";
-    Var inner = nhwc ? p.c : p.x, other = nhwc ? p.x : p.c;
-    Var inner_block{"inner_block"}, inner_thread{"inner_thread"};
-    Var other_block{"other_block"}, other_thread{"other_thread"}, other_pos{"other_pos"};
-    Var row_block{"row_block"}, row_thread{"row_thread"}, row_block_n{"row_block_n"};
-    const int per_thread = k.other_per_thread;
-    p.output.split(inner, inner_block, inner_thread, k.threads_inner, TailStrategy::GuardWithIf)
-        .split(other, other_block, other_thread, k.threads_other * per_thread, TailStrategy::GuardWithIf)
-        .split(other_thread, other_thread, other_pos, per_thread, TailStrategy::GuardWithIf)
-        .split(p.y, row_block, row_thread, k.threads_y, TailStrategy::GuardWithIf)
-        .reorder(other_pos, inner_thread, other_thread, row_thread, inner_block, other_block, row_block, p.n)
-        .fuse(row_block, p.n, row_block_n)
-        .gpu_blocks(inner_block, other_block, row_block_n)
-        .gpu_threads(inner_thread, other_thread, row_thread)
-        .unroll(other_pos);
-    // One thread accumulates its positions in registers.
-    p.accumulator.compute_at(p.output, inner_thread).unroll(other);
-    p.accumulator.update().unroll(other);
+    const DirectOutput o = p.direct();
+    tile_direct_cuda(o, nhwc, k);
+    p.accumulator.update().unroll(o.other(nhwc));
 }
 
 }  // namespace depthwise_conv2d_native_backprop_input_schedule
