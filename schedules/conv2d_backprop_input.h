@@ -10,6 +10,7 @@
 
 #include "Halide.h"
 #include "conv2d_backprop_input_space.h"
+#include "direct_tiles.h"
 #include "halide_knobs.h"
 #include "tap_phases.h"
 
@@ -43,6 +44,8 @@ struct Conv2DBackpropInputPipeline {
     Halide::Expr channels, width, height;      // extents of the output
     Halide::Expr groups;                       // G (a constant in variants that fix it)
     Halide::Expr stride_height, stride_width;  // the call's strides (constants in variants that fix them)
+
+    DirectOutput direct() const { return {output, accumulator, c, x, y, n, channels, width, height}; }
 };
 
 // apply() for Conv2DBackpropInput. Knob meanings and legal values:
@@ -423,24 +426,11 @@ inline void apply_cpu_winograd(const Conv2DBackpropInputCpuKnobs &k, const Struc
 
 inline void apply_cuda(const Conv2DBackpropInputCudaKnobs &k, const Structure &s, Conv2DBackpropInputPipeline &p) {
     const bool nhwc = s.data_format == "NHWC";
-    // Threads along the unit-stride dimension (coalesced stores).
-    Var inner = nhwc ? p.c : p.x, other = nhwc ? p.x : p.c;
-    Var inner_block{"inner_block"}, inner_thread{"inner_thread"};
-    Var other_block{"other_block"}, other_thread{"other_thread"}, other_pos{"other_pos"};
-    Var row_block{"row_block"}, row_thread{"row_thread"}, row_block_n{"row_block_n"};
-    const int per_thread = k.other_per_thread;
-    p.output.split(inner, inner_block, inner_thread, k.threads_inner, TailStrategy::GuardWithIf)
-        .split(other, other_block, other_thread, k.threads_other * per_thread, TailStrategy::GuardWithIf)
-        .split(other_thread, other_thread, other_pos, per_thread, TailStrategy::GuardWithIf)
-        .split(p.y, row_block, row_thread, k.threads_y, TailStrategy::GuardWithIf)
-        .reorder(other_pos, inner_thread, other_thread, row_thread, inner_block, other_block, row_block, p.n)
-        .fuse(row_block, p.n, row_block_n)
-        .gpu_blocks(inner_block, other_block, row_block_n)
-        .gpu_threads(inner_thread, other_thread, row_thread)
-        .unroll(other_pos);
-    // One thread accumulates its positions in registers, reducing over the
-    // output channels innermost.
-    p.accumulator.compute_at(p.output, inner_thread).unroll(other);
+    // Threads along the unit-stride dimension (coalesced stores); the
+    // reduction over the output channels innermost.
+    const DirectOutput o = p.direct();
+    tile_direct_cuda(o, nhwc, k);
+    const Var other = o.other(nhwc);
     p.accumulator.update().reorder(other, p.taps.x, p.taps.y, p.taps.z).unroll(other);
     if (k.pack_filter) {
         // Channel-major filter: neighbouring threads (along c in NHWC) read

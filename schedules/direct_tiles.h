@@ -1,7 +1,8 @@
 // The tiling that the direct convolution schedules share (Conv2D,
-// DepthwiseConv2dNative, DepthwiseConv2dNativeBackpropInput). Each computes
-// an output pixel by pixel as a sum over a reduction held in an accumulator,
-// and tiles the output the same way:
+// DepthwiseConv2dNative and DepthwiseConv2dNativeBackpropInput on both
+// devices, Conv2DBackpropInput on CUDA). Each computes an output pixel by
+// pixel as a sum over a reduction held in an accumulator, and tiles the
+// output the same way:
 //   CPU:  register tiles along a vectorised unit-stride dimension (`inner`:
 //         channels in NHWC, columns in NCHW), the other tiled dimension
 //         (`other`) and rows, run as parallel tasks of whole tile rows;
