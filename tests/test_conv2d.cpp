@@ -486,7 +486,7 @@ TEST_CASE("empty Conv2D results follow TF's order: empty output then empty input
     CHECK(out.shape() == std::vector<int64_t>{1, 4, 4, 0});
 }
 
-TEST_CASE("Conv2D policy: NCHW with dilations and groups on the CPU; int32 accumulates exactly", "[conv2d]") {
+TEST_CASE("Conv2D policy: NCHW with dilations and groups on the CPU, int32 accumulates exactly", "[conv2d]") {
     // TF's CPU kernel refuses NCHW ("The Conv2D op currently only supports
     // the NHWC tensor format on the CPU..."); gradtune computes it. A small
     // hand-checked case: 2 groups, dilation 2, NCHW, int32.

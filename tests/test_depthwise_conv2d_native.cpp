@@ -379,7 +379,7 @@ TEST_CASE("bad DepthwiseConv2dNative inputs get TF's error kind and text and lea
     }
 }
 
-TEST_CASE("DepthwiseConv2dNative policy: NCHW and dilations work on the CPU; unit dilation lists of any length are accepted",
+TEST_CASE("DepthwiseConv2dNative policy: NCHW and dilations work on the CPU, unit dilation lists of any length are accepted",
           "[dw_forward]") {
     // TF's CPU kernel refuses NCHW ("Depthwise convolution on CPU is only
     // supported for NHWC format") and any dilation != 1; both are covered by
@@ -402,7 +402,7 @@ TEST_CASE("DepthwiseConv2dNative policy: NCHW and dilations work on the CPU; uni
     CHECK(to_doubles(out) == std::vector<double>{1 + 3 + 7 + 9});
 }
 
-TEST_CASE("empty DepthwiseConv2dNative results: zero-size outputs return at once; empty inputs and filters give zeros", "[dw_forward]") {
+TEST_CASE("empty DepthwiseConv2dNative results: zero-size outputs return at once, empty inputs and filters give zeros", "[dw_forward]") {
     // A caller output filled with a sentinel must come back all zero when the
     // input is empty but padding makes the output non-empty, and when the
     // filter has no taps.

@@ -404,7 +404,7 @@ TEST_CASE("bad inputs get TF's error kind and text and leave the output untouche
     }
 }
 
-TEST_CASE("policy rows 21 and 24: NCHW works on the CPU; depth multiplier 0 gives zeros", "[dw_backprop_input]") {
+TEST_CASE("policy rows 21 and 24: NCHW works on the CPU, depth multiplier 0 gives zeros", "[dw_backprop_input]") {
     // Row 21 is covered by the NCHW sweeps above; row 24 here with a
     // sentinel-filled caller output that must come back all zero.
     Tensor out(DataType::kFloat, {2, 3, 3, 4});

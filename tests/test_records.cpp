@@ -96,7 +96,7 @@ TEST_CASE("a record with an unknown knob or an illegal value is refused, naming 
     CHECK_THROWS_WITH(read_record_file(path), Catch::Contains("unroll_taps"));
 }
 
-TEST_CASE("a record is valid while its Halide and knob-space versions hold; sources are provenance", "[records]") {
+TEST_CASE("a record is valid while its Halide and knob-space versions hold, sources are provenance", "[records]") {
     Record r = sample_record();
     CHECK(staleness(r, "21.0.0").empty());
     CHECK(staleness(r, "22.0.0").find("Halide") != std::string::npos);

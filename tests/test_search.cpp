@@ -93,7 +93,7 @@ TEST_CASE("a setting given back is handed out again, first", "[search]") {
     CHECK(search.next() == second);
 }
 
-TEST_CASE("the group's best is the geomean over its shapes; failures and missing shapes rank last", "[search]") {
+TEST_CASE("the group's best is the geomean over its shapes, failures and missing shapes rank last", "[search]") {
     SeededSearch search(grid_space(), 1, kTwoShapes, {});
     CHECK(search.best_speedup() == 0);
     const Knobs a{{"a", 1}, {"b", 1}}, b{{"a", 2}, {"b", 1}}, c{{"a", 3}, {"b", 1}}, d{{"a", 4}, {"b", 1}};
