@@ -298,7 +298,11 @@ inline void apply_cuda(const Conv2DBackpropFilterCudaKnobs &k, const Structure &
         .reorder(o_thread, ci_thread, o_block, ci_block, tap, l.oh_block, l.n_block)
         .gpu_threads(o_thread, ci_thread)
         .gpu_blocks(o_block, ci_block, tap);
-    block_sum.compute_at(p.accumulator, ci_thread);
+    // At the innermost thread loop: each thread's own element, in a register.
+    // (At ci_thread, one loop out, every thread row would compute the whole
+    // row of block_sum in global memory, and the threads past Cout wrote past
+    // its end: compute-sanitizer on an H200.)
+    block_sum.compute_at(p.accumulator, o_thread);
     p.output.fuse(p.fw, p.fh, tap)
         .gpu_tile(p.o, p.ci, o_block, ci_block, o_thread, ci_thread, threads_o, threads_ci, TailStrategy::GuardWithIf)
         .gpu_blocks(tap);
