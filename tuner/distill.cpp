@@ -152,6 +152,25 @@ std::string record_key(const RecordOrTrial &r) {
     return r.op + "|" + to_string(r.device) + "|" + r.structure.key() + "|" + r.shape_key();
 }
 
+// A trial's generic timing is an outlier when it is this much slower than
+// the median generic timing of its shape's trials. Its relative time then
+// flatters the trial: a record logged beside a generic of 12.5 ms, where the
+// shape's other trials read 5.8-6.6 ms, looked 2x faster than it was, so no
+// later trial could beat it in the log and it was never timed again.
+constexpr double kGenericOutlier = 1.3;
+
+// The median generic timing of each record key's trials.
+std::map<std::string, double> median_generic(const std::vector<const Trial *> &usable) {
+    std::map<std::string, std::vector<double>> times;
+    for (const Trial *t : usable) times[record_key(*t)].push_back(t->generic_median_ms);
+    std::map<std::string, double> median;
+    for (auto &[key, list] : times) {
+        std::nth_element(list.begin(), list.begin() + list.size() / 2, list.end());
+        median[key] = list[list.size() / 2];
+    }
+    return median;
+}
+
 // The knobs of this class's committed records by record key (an unreadable
 // file is reported by distill itself, which then writes nothing).
 std::map<std::string, Knobs> committed_knobs(const std::vector<const Trial *> &usable, const DistillOptions &options,
@@ -211,9 +230,10 @@ std::optional<std::map<size_t, json>> time_side_by_side(const Trial &first,
     return result_of;
 }
 
-// Where the log's best setting for a shape is not its committed record,
-// times the `options.remeasure` best settings of the log and the committed
-// one again, side by side in one measuring process per shape, and points
+// Where the log's best setting for a shape is not its committed record, or
+// is the record only by a trial timed beside an outlier generic timing
+// (kGenericOutlier), times the `options.remeasure` best settings of the log
+// and the committed one again, side by side in one measuring process per shape, and points
 // `best` at the fastest (a copy of its trial with the new times, kept in
 // `remeasured`): a record changes only for a setting that beats it side by
 // side by kRecordMargin. A shape whose settings fail to compile or to measure keeps the log's
@@ -229,6 +249,7 @@ void remeasure(const std::vector<const Trial *> &usable, const DistillOptions &o
         else if (relative_time(*t) < relative_time(**same)) *same = t;
     }
     const std::map<std::string, Knobs> committed = committed_knobs(usable, options, klass);
+    const std::map<std::string, double> generic = median_generic(usable);
     // Per shape, the settings to time: the log's best few and the record.
     std::map<std::string, std::vector<Trial>> contenders;
     std::vector<Candidate> candidates;             // every setting, compiled once
@@ -237,7 +258,9 @@ void remeasure(const std::vector<const Trial *> &usable, const DistillOptions &o
         std::stable_sort(settings.begin(), settings.end(),
                          [](const Trial *a, const Trial *b) { return relative_time(*a) < relative_time(*b); });
         auto record = committed.find(key);
-        if (record != committed.end() && record->second == settings.front()->knobs) continue;  // no change
+        const bool flattered = settings.front()->generic_median_ms > kGenericOutlier * generic.at(key);
+        if (record != committed.end() && record->second == settings.front()->knobs && !flattered)
+            continue;  // the log agrees with the record
         std::vector<Trial> &list = contenders[key];
         for (const Trial *t : settings) {
             if (static_cast<int>(list.size()) >= options.remeasure) break;
@@ -262,7 +285,8 @@ void remeasure(const std::vector<const Trial *> &usable, const DistillOptions &o
         }
     }
     if (candidates.empty()) return;
-    std::cerr << "gradtune distill: " << contenders.size() << " shape(s) whose best in the log is not the record: "
+    std::cerr << "gradtune distill: " << contenders.size()
+              << " shape(s) whose best in the log is not the record, or is by an outlier generic timing: "
               << "compiling " << candidates.size() << " setting(s) to time them side by side\n";
     const std::vector<CompiledCandidate> compiled = compile_candidates(candidates, options.work_dir, 2);
     int changed = 0, timed = 0;

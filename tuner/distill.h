@@ -25,7 +25,8 @@ struct DistillOptions {
     // library variants (compile_s 0: already built) are not affected.
     double max_compile_s = kRecordCompileLimitS;
     // Side by side before a record changes: where the log's best setting
-    // for a shape is not its committed record, the `remeasure` best settings
+    // for a shape is not its committed record (or is, but only by a trial
+    // whose generic timing was an outlier), the `remeasure` best settings
     // of the log (0: none, trust the log) and the committed one are compiled
     // and timed again, interleaved in one measuring process, and the
     // fastest becomes the record (the committed one stays unless beaten by
