@@ -420,6 +420,7 @@ int distill(const DistillOptions &options) {
     std::vector<const Trial *> usable, timed;  // timed: the usable ones and the slow ones
     std::map<std::string, const Trial *> best;
     int stale = 0, costly = 0;
+    std::map<std::string, int> skipped;  // "op shape: why" -> trials (one line each, not one per trial)
     for (const Trial &t : log.trials()) {
         if (t.status != TrialStatus::ok && t.status != TrialStatus::slow) continue;
         // A trial the build would refuse as a record (a knob unknown to the
@@ -432,7 +433,7 @@ int distill(const DistillOptions &options) {
             illegal = "no generic variant timed beside it (generic_median_ms " + std::to_string(t.generic_median_ms) + ")";
         if (illegal.empty()) illegal = op->space(t.device, t.structure).check(t.knobs);
         if (!illegal.empty()) {
-            std::cerr << "gradtune distill: skipping a trial of " << t.op << " " << t.shape_id << ": " << illegal << "\n";
+            skipped[t.op + " " + t.shape_id + ": " + illegal]++;
             continue;
         }
         // Valid as records are (Halide and knob-space version), and of this
@@ -454,6 +455,8 @@ int distill(const DistillOptions &options) {
         auto it = best.find(key);
         if (it == best.end() || relative_time(t) < relative_time(*it->second)) best[key] = &t;
     }
+    for (const auto &[why, trials] : skipped)
+        std::cerr << "gradtune distill: skipping " << trials << " trial(s) of " << why << "\n";
     if (stale)
         std::cerr << "gradtune distill: " << stale
                   << " trial(s) of another Halide or knob-space version or target class ignored\n";

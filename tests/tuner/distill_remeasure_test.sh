@@ -38,6 +38,18 @@ records() { "$python" -c 'import json,sys; r=json.load(open(sys.argv[1]))["recor
 "$gradtune" distill --log "$work/trials.jsonl" --records-dir "$work/by_log" --defaults-dir "" >/dev/null 2>&1
 records by_log | grep -q '"vector_width":4' || { echo "the log alone should choose the doctored setting"; records by_log; exit 1; }
 
+# Trials a knob space no longer allows are skipped, one line per shape and
+# reason however many trials share it (a narrowed domain can leave hundreds).
+"$python" - "$work/trials.jsonl" "$work/illegal.jsonl" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+lines += [dict(lines[0], knobs=dict(lines[0]["knobs"], vectors_per_tile=99)) for _ in range(3)]
+open(sys.argv[2], "w").writelines(json.dumps(l) + "\n" for l in lines)
+PY
+"$gradtune" distill --log "$work/illegal.jsonl" --records-dir "$work/illegal" --defaults-dir "" >"$work/illegal.log" 2>&1
+[ "$(grep -c "skipping" "$work/illegal.log")" = 1 ] && grep -q "skipping 3 trial(s) of DepthwiseConv2dNativeBackpropInput D1/N1: illegal value 99" "$work/illegal.log" \
+  || { echo "illegal trials should be reported once per shape and reason:"; cat "$work/illegal.log"; exit 1; }
+
 # A setting that took too long to compile never becomes a record: the doctored
 # one, logged as a 40 s compile, gives way to the other (--max-compile-s 30).
 "$python" - "$work/trials.jsonl" "$work/costly.jsonl" <<'PY'
