@@ -104,6 +104,22 @@ bool tuning_suite(const TuneOptions &options, std::vector<SuiteEntry> *suite) {
     return true;
 }
 
+// --device cuda where no GPU can run it: one clear error before anything is
+// compiled, not a crashed measuring child for every batch. Asks by running
+// the suite's first call on the GPU once.
+bool device_present(const TuneOptions &options, const std::vector<SuiteEntry> &suite) {
+    if (options.device != Device::cuda || suite.empty()) return true;
+    MaterialisedCall m;
+    if (!materialise(suite.front().call, 1, &m).ok()) return true;  // the measuring child reports it
+    RunOptions cuda;
+    cuda.device = Device::cuda;
+    std::vector<Tensor> outputs;
+    const Status status = RunOp(m.call, &outputs, cuda);
+    if (status.code() != StatusCode::kUnavailable) return true;
+    std::cerr << "gradtune tune --device cuda: " << status.message() << "\n";
+    return false;
+}
+
 // The suite's calls grouped by (op, device, structure); with --shard K/N,
 // this shard's groups only. Returns the exit status: 0, or 2 after saying why.
 int make_groups(const TuneOptions &options, const std::vector<SuiteEntry> &suite, std::vector<Group> *groups) {
@@ -303,7 +319,7 @@ int tune(const TuneOptions &options) {
     const bool tty = isatty(fileno(stderr));
     std::vector<SuiteEntry> suite;
     std::vector<Group> groups;  // point into `suite`
-    if (!tuning_suite(options, &suite)) return 2;
+    if (!tuning_suite(options, &suite) || !device_present(options, suite)) return 2;
     if (int rc = make_groups(options, suite, &groups); rc != 0 || groups.empty()) return rc;
     TrialLog log(options.log_path);
     start_searches(options, log, &groups);
