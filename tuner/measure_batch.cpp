@@ -227,10 +227,17 @@ int measure_shape(const json &shape, const std::vector<Loaded> &loaded, const Me
         inject_fault(++*candidate_calls);
         const RunOptions o = loaded[i].options(device);
         for (Tensor &t : got) std::memset(t.data(), 0xff, t.num_elements() * DataTypeSize(t.dtype()));
-        const auto call_start = std::chrono::steady_clock::now();
+        auto call_start = std::chrono::steady_clock::now();
         const Status run = RunOp(m.call, &got, o);
-        const double call_ms = 1e3 * seconds_since(call_start);
+        double call_ms = 1e3 * seconds_since(call_start);
         const std::string wrong = run.ok() ? compare_outputs(got, reference) : "";
+        // A CUDA candidate's first call also loads its module, and the driver
+        // compiles the PTX for the GPU at hand: hundreds of times an N=1
+        // kernel. The cut below judges its second call.
+        if (run.ok() && wrong.empty() && device == Device::cuda && call_ms > cut_ms) {
+            call_start = std::chrono::steady_clock::now();
+            if (RunOp(m.call, &got, o).ok()) call_ms = 1e3 * seconds_since(call_start);
+        }
         json result = {{"candidate", loaded[i].index}, {"shape_id", shape_id}};
         if (!run.ok() || !wrong.empty()) {
             if (got.size() != reference.size()) got = reference;  // a failed call may leave it emptied
