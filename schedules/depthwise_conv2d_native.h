@@ -41,12 +41,13 @@ inline void apply_cpu(const DepthwiseConv2dNativeCpuKnobs &k, const Structure &s
     // channel k / M is k itself and NHWC loads are dense (gathers otherwise).
     const CpuLoops l =
         tile_direct_cpu(o, nhwc, k, is_const(p.depth_multiplier) ? Expr() : p.depth_multiplier == 1);
+    const Var inner = o.inner(nhwc), other = o.other(nhwc);
     RVar col_tap = p.taps.x, row_tap = p.taps.y;
     Stage update = p.accumulator.update();
-    update.reorder(o.inner(nhwc), o.other(nhwc), p.y, col_tap, row_tap)
-        .vectorize(o.inner(nhwc), k.vector_width, TailStrategy::GuardWithIf)
-        .unroll(o.inner(nhwc))
-        .unroll(o.other(nhwc))
+    update.reorder(inner, other, p.y, col_tap, row_tap)
+        .vectorize(inner, k.vector_width, TailStrategy::GuardWithIf)
+        .unroll(inner)
+        .unroll(other)
         .unroll(p.y);
     if (k.unroll_taps) update.unroll(col_tap).unroll(row_tap);
     if (k.stage_input) stage_per_task(p.input, o, l, nhwc, k.vector_width);
