@@ -182,6 +182,25 @@ void say_timing(size_t candidate, const std::string &shape_id, const Timing &t, 
 
 // Measures every candidate on one shape. Returns the exit status: nonzero
 // when the shape itself cannot run.
+// A candidate's first call on a shape, into `got` poisoned beforehand (all
+// bits set: NaN, -1), timed in `call_ms`. A CUDA candidate's first call also
+// loads its module, and the driver compiles the PTX for the GPU at hand:
+// hundreds of times an N=1 kernel. Where that call is over `cut_ms`, a
+// second call is timed instead (an element neither call writes stays
+// poisoned).
+Status first_call(const OpCall &call, const RunOptions &options, double cut_ms, std::vector<Tensor> *got,
+                  double *call_ms) {
+    for (Tensor &t : *got) std::memset(t.data(), 0xff, t.num_elements() * DataTypeSize(t.dtype()));
+    auto start = std::chrono::steady_clock::now();
+    const Status run = RunOp(call, got, options);
+    *call_ms = 1e3 * seconds_since(start);
+    if (run.ok() && options.device == Device::cuda && *call_ms > cut_ms) {
+        start = std::chrono::steady_clock::now();
+        if (RunOp(call, got, options).ok()) *call_ms = 1e3 * seconds_since(start);
+    }
+    return run;
+}
+
 int measure_shape(const json &shape, const std::vector<Loaded> &loaded, const MeasureOptions &options, Device device,
                   int *candidate_calls) {
     const std::string shape_id = shape.at("shape_id").get<std::string>();
@@ -226,18 +245,9 @@ int measure_shape(const json &shape, const std::vector<Loaded> &loaded, const Me
         say({{"running", loaded[i].index}, {"shape_id", shape_id}});
         inject_fault(++*candidate_calls);
         const RunOptions o = loaded[i].options(device);
-        for (Tensor &t : got) std::memset(t.data(), 0xff, t.num_elements() * DataTypeSize(t.dtype()));
-        auto call_start = std::chrono::steady_clock::now();
-        const Status run = RunOp(m.call, &got, o);
-        double call_ms = 1e3 * seconds_since(call_start);
+        double call_ms = 0;
+        const Status run = first_call(m.call, o, cut_ms, &got, &call_ms);
         const std::string wrong = run.ok() ? compare_outputs(got, reference) : "";
-        // A CUDA candidate's first call also loads its module, and the driver
-        // compiles the PTX for the GPU at hand: hundreds of times an N=1
-        // kernel. The cut below judges its second call.
-        if (run.ok() && wrong.empty() && device == Device::cuda && call_ms > cut_ms) {
-            call_start = std::chrono::steady_clock::now();
-            if (RunOp(m.call, &got, o).ok()) call_ms = 1e3 * seconds_since(call_start);
-        }
         json result = {{"candidate", loaded[i].index}, {"shape_id", shape_id}};
         if (!run.ok() || !wrong.empty()) {
             if (got.size() != reference.size()) got = reference;  // a failed call may leave it emptied
