@@ -180,8 +180,6 @@ void say_timing(size_t candidate, const std::string &shape_id, const Timing &t, 
          {"threads", threads}});
 }
 
-// Measures every candidate on one shape. Returns the exit status: nonzero
-// when the shape itself cannot run.
 // A candidate's first call on a shape, into `got` poisoned beforehand (all
 // bits set: NaN, -1), timed in `call_ms`. A CUDA candidate's first call also
 // loads its module, and the driver compiles the PTX for the GPU at hand:
@@ -201,6 +199,8 @@ Status first_call(const OpCall &call, const RunOptions &options, double cut_ms, 
     return run;
 }
 
+// Measures every candidate on one shape. Returns the exit status: nonzero
+// when the shape itself cannot run.
 int measure_shape(const json &shape, const std::vector<Loaded> &loaded, const MeasureOptions &options, Device device,
                   int *candidate_calls) {
     const std::string shape_id = shape.at("shape_id").get<std::string>();
