@@ -40,9 +40,9 @@ struct CpuLoops {
 // tile does not divide: ShiftInwards for the full-tile branches (extents >=
 // tile, so a shifted tile stays inside the output), GuardWithIf for small
 // extents.
-inline void tile_direct_stage_cpu(Halide::Stage stage, const CpuLoops &l, Halide::Var inner, Halide::Var other, Halide::Var y,
-                     Halide::Var n, int inner_size, int other_size, int rows, int rows_per_task, bool channel_outer,
-                     int vector_width, Halide::TailStrategy tail) {
+inline void tile_direct_stage_cpu(Halide::Stage stage, const CpuLoops &l, Halide::Var inner, Halide::Var other,
+                                  Halide::Var y, Halide::Var n, int inner_size, int other_size, int rows,
+                                  int rows_per_task, bool channel_outer, int vector_width, Halide::TailStrategy tail) {
     using Halide::TailStrategy;
     stage.split(inner, l.inner_tile, l.inner_lane, inner_size, tail)
         .split(other, l.other_tile, l.other_pos, other_size, tail)
@@ -76,8 +76,8 @@ CpuLoops tile_direct_cpu(DirectOutput o, bool nhwc, const CpuKnobs &k, const Hal
     CpuLoops l;
     auto tile = [&](Halide::Stage stage, int inner_tile, int other_tile, int tile_rows, int rows_per_task,
                     TailStrategy tail) {
-        tile_direct_stage_cpu(stage, l, inner, other, o.y, o.n, inner_tile, other_tile, tile_rows, rows_per_task, k.channel_outer,
-                 vector, tail);
+        tile_direct_stage_cpu(stage, l, inner, other, o.y, o.n, inner_tile, other_tile, tile_rows, rows_per_task,
+                              k.channel_outer, vector, tail);
     };
     const Halide::Expr full_tiles = inner_extent >= inner_size && other_extent >= other_size && o.height >= rows;
     if (dense.defined()) {
