@@ -357,6 +357,10 @@ TEST_CASE("text suite files: one call per line, the same calls as the JSON form"
     CHECK_THROWS_WITH(gradtune::tooling::load_suite(path), Catch::Contains(path + ":1: unknown field 'stride=2'"));
     std::ofstream(path) << "DepthwiseConv2dNativeBackpropInput N=1 H=0 W=8 C=4 f=3\n";
     CHECK_THROWS_WITH(gradtune::tooling::load_suite(path), Catch::Contains("'H' = 0 is out of range"));
+    std::ofstream(path) << "Conv2DBackpropInputs N=1 H=8 W=8 C=4 f=3\n";  // a typo, or an op left out of this build
+    CHECK_THROWS_WITH(gradtune::tooling::load_suite(path),
+                      Catch::Contains(path + ":1: unknown op 'Conv2DBackpropInputs' (this build's ops: ") &&
+                          Catch::Contains("Conv2DBackpropFilter"));
     std::ofstream(path) << "# nothing\n";
     CHECK_THROWS_WITH(gradtune::tooling::load_suite(path), Catch::Contains("no calls"));
     std::ofstream(path) << "DepthwiseConv2dNativeBackpropInput N=1,x H=8 W=8 C=4 f=3\n";

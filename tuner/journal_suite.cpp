@@ -25,7 +25,11 @@ bool OpTraits::takes(const std::string &input) const {
 OpTraits op_traits(const std::string &op) {
     const OpSchema *schema = find_op(op);
     const OpSpec *spec = FindOpSpec(op);
-    if (!schema || !spec) throw std::runtime_error("unknown op '" + op + "'");
+    if (!schema || !spec) {
+        std::string built;
+        for (const OpSchema &o : all_ops()) built += (built.empty() ? "" : ", ") + o.name;
+        throw std::runtime_error("unknown op '" + op + "' (this build's ops: " + built + ")");
+    }
     return {.pooling = schema->declares("overlapping"),
             .depthwise = schema->declares("depth_multiplier"),
             .inputs = spec->inputs};

@@ -10,6 +10,7 @@
 
 #include "journal_suite.h"
 #include "json_integer.h"
+#include "knob_space.h"
 
 namespace gradtune::tooling {
 
@@ -122,9 +123,11 @@ json signature_from_text(const std::string &line, std::vector<int64_t> *batches)
 }
 
 // The text form: one call per line, '#' starts a comment. `batches`, when
-// given, replaces every line's N.
+// given, replaces every line's N. `only_built_ops` skips the lines of ops
+// this build leaves out (GRADTUNE_OP_FILTER): for the embedded default suite,
+// whose every op is known; a file's unknown op is an error.
 std::vector<SuiteEntry> parse_text_suite(const std::string &path, std::istream &in,
-                                         const std::vector<int64_t> *batches = nullptr) {
+                                         const std::vector<int64_t> *batches = nullptr, bool only_built_ops = false) {
     std::vector<SuiteEntry> suite;
     std::string line;
     for (int number = 1; std::getline(in, line); number++) {
@@ -132,6 +135,7 @@ std::vector<SuiteEntry> parse_text_suite(const std::string &path, std::istream &
         const size_t first = line.find_first_not_of(" \t\r"), last = line.find_last_not_of(" \t\r");
         if (first == std::string::npos) continue;
         line = line.substr(first, last - first + 1);
+        if (only_built_ops && !find_op(line.substr(0, line.find_first_of(" \t")))) continue;
         const size_t id = line.find(" id=");
         const std::string name = id == std::string::npos ? "L" + std::to_string(number)
                                                          : line.substr(id + 4, line.find(' ', id + 4) - (id + 4));
@@ -190,7 +194,7 @@ std::vector<SuiteEntry> load_suite(const std::string &path) {
 
 std::vector<SuiteEntry> default_suite(const std::vector<std::string> &ops, const std::vector<int64_t> &batches) {
     std::istringstream in(kDefaultSuite);
-    std::vector<SuiteEntry> all = parse_text_suite("bench/suites/default.txt", in, &batches), suite;
+    std::vector<SuiteEntry> all = parse_text_suite("bench/suites/default.txt", in, &batches, true), suite;
     // Op by op (in the file's order), then batch by batch, then row by row.
     std::vector<std::string> order;
     for (const SuiteEntry &e : all)
