@@ -3,6 +3,7 @@
 // identity with the forward convolution, TF's bad-input table (spec section
 // 11 rows 25-47 with the section 15 policy), empty tensors, thread safety.
 #include <array>
+#include <iterator>
 #include <catch2/catch.hpp>
 #include <sstream>
 #include <thread>
@@ -147,11 +148,17 @@ std::vector<Case> specialised_cases(const VariantInfo &v) {
     const std::array<int64_t, 5> sizes[] = {{1, 1, 1, 1, 1},   {1, 2, 3, 3, 2},   {2, 7, 9, 17, 9},
                                             {1, 3, 2, 16, 16}, {2, 5, 5, 33, 64}, {1, 12, 11, 48, 40},
                                             {3, 9, 8, 32, 32}, {0, 4, 4, 8, 8},   {1, 14, 13, 64, 24}};
+    // A variant that leaves the filter size to the call (a stride's structure
+    // default) meets several.
+    const std::pair<int64_t, int64_t> filters[] = {{3, 3}, {2, 2}, {4, 4}, {5, 3}, {1, 1}};
+    size_t i = 0;
     for (const auto &[N, H, W, C, O] : sizes)
-        for (const char *padding : {"SAME", "VALID", "EXPLICIT"})
-            cases.push_back({N, H, W, C * G, O * G, fixed("filter_height", 3), fixed("filter_width", 3), G,
+        for (const char *padding : {"SAME", "VALID", "EXPLICIT"}) {
+            const auto [fh, fw] = filters[i++ % std::size(filters)];
+            cases.push_back({N, H, W, C * G, O * G, fixed("filter_height", fh), fixed("filter_width", fw), G,
                              fixed("stride_height", 1), fixed("stride_width", 1), fixed("dilation_height", 1),
                              fixed("dilation_width", 1), padding, {1, 0, 2, 1}});
+        }
     return cases;
 }
 

@@ -158,6 +158,30 @@ TEST_CASE("dispatch prefers exact, then transferred, nearest, the structure defa
     CHECK(select_kernel(f64, {}, t.kernels, t.tuned, &s).code() == StatusCode::kUnimplemented);
 }
 
+TEST_CASE("of two structure defaults that fit, the one that fixes more of the structure serves", "[dispatch]") {
+    // A default for any filter at stride 2 (the generic variant's cliff) and
+    // one for 5x5 stride 2, in the order distill writes them (by structure
+    // key: filter 0 first).
+    auto structure = [](int k, int s) {  // (0, 0): the generic variant's
+        return std::vector<std::pair<const char *, int>>{
+            {"depth_multiplier", s ? 1 : 0}, {"filter_height", k}, {"filter_width", k}, {"stride", s}};
+    };
+    const std::vector<Kernel> kernels = {
+        {"Op", "op_generic", Device::cpu, "float32", "NHWC", structure(0, 0), "", false, &fake_kernel},
+        {"Op", "op_s2_default", Device::cpu, "float32", "NHWC", structure(0, 2), "", true, &fake_kernel},
+        {"Op", "op_k5s2_default", Device::cpu, "float32", "NHWC", structure(5, 2), "", true, &fake_kernel}};
+    Selection s;
+    REQUIRE(select_kernel(call(5, 2, 1, 56, 32), {}, kernels, {}, &s).ok());
+    CHECK(s.name == "op_k5s2_default");
+    CHECK(s.tier == Tier::structure_default);
+    REQUIRE(select_kernel(call(4, 2, 1, 56, 32), {}, kernels, {}, &s).ok());
+    CHECK(s.name == "op_s2_default");
+    CHECK(s.tier == Tier::structure_default);
+    REQUIRE(select_kernel(call(4, 1, 1, 56, 32), {}, kernels, {}, &s).ok());
+    CHECK(s.name == "op_generic");
+    CHECK(s.tier == Tier::generic);
+}
+
 TEST_CASE("on a CPU without the build machine's features tuned records give way to the default and generic", "[dispatch]") {
     // Tuned records are compiled only for the build machine's target; a CPU
     // that cannot run it is served as if it had no records.

@@ -2,6 +2,7 @@
 
 #include "halide_call.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -94,6 +95,16 @@ bool fits(const Kernel &kernel, const CallInfo &call, Device device) {
     return true;
 }
 
+namespace {
+
+// How many structural parameters a kernel fixes.
+int fixed_count(const Kernel &kernel) {
+    return static_cast<int>(std::count_if(kernel.structure.begin(), kernel.structure.end(),
+                                          [](const auto &entry) { return entry.second != 0; }));
+}
+
+}  // namespace
+
 Status select_kernel(const CallInfo &call, const RunOptions &options, const std::vector<Kernel> &kernels,
                      const std::vector<TunedShape> &tuned, Selection *selection, bool tuned_usable) {
     const Device device = options.device;
@@ -171,11 +182,16 @@ Status select_kernel(const CallInfo &call, const RunOptions &options, const std:
                           ", the nearest of " + std::to_string(candidates) + " measured shape(s) with this structure"};
         return Status::OK();
     }
-    for (const Kernel &k : kernels) {
-        if (k.structure_default && fits(k, call, device)) {
-            *selection = {k.function, k.name, Tier::structure_default, "the structure default (schedules/defaults)"};
-            return Status::OK();
-        }
+    // The most specific structure default that fits: one for 3x3 stride 2
+    // before one for any filter at stride 2 (whatever the table's order).
+    const Kernel *fallback = nullptr;
+    for (const Kernel &k : kernels)
+        if (k.structure_default && fits(k, call, device) && (!fallback || fixed_count(k) > fixed_count(*fallback)))
+            fallback = &k;
+    if (fallback) {
+        *selection = {fallback->function, fallback->name, Tier::structure_default,
+                      "the structure default (schedules/defaults)"};
+        return Status::OK();
     }
     for (const Kernel &k : kernels) {
         if (k.generic() && fits(k, call, device)) {
