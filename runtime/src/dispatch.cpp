@@ -2,7 +2,6 @@
 
 #include "halide_call.h"
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -95,16 +94,6 @@ bool fits(const Kernel &kernel, const CallInfo &call, Device device) {
     return true;
 }
 
-namespace {
-
-// How many structural parameters a kernel fixes.
-int fixed_count(const Kernel &kernel) {
-    return static_cast<int>(std::count_if(kernel.structure.begin(), kernel.structure.end(),
-                                          [](const auto &entry) { return entry.second != 0; }));
-}
-
-}  // namespace
-
 Status select_kernel(const CallInfo &call, const RunOptions &options, const std::vector<Kernel> &kernels,
                      const std::vector<TunedShape> &tuned, Selection *selection, bool tuned_usable) {
     const Device device = options.device;
@@ -186,7 +175,7 @@ Status select_kernel(const CallInfo &call, const RunOptions &options, const std:
     // before one for any filter at stride 2 (whatever the table's order).
     const Kernel *fallback = nullptr;
     for (const Kernel &k : kernels)
-        if (k.structure_default && fits(k, call, device) && (!fallback || fixed_count(k) > fixed_count(*fallback)))
+        if (k.structure_default && fits(k, call, device) && (!fallback || k.fixed_count() > fallback->fixed_count()))
             fallback = &k;
     if (fallback) {
         *selection = {fallback->function, fallback->name, Tier::structure_default,

@@ -34,11 +34,13 @@ struct Kernel {
     // that can use none of them must not call it.
     bool tuned_targets_only = false;
 
-    bool generic() const {
-        for (const auto &entry : structure)
-            if (entry.second != 0) return false;
-        return true;
+    // How many structural parameters it fixes; none: the generic variant.
+    int fixed_count() const {
+        int fixed = 0;
+        for (const auto &entry : structure) fixed += entry.second != 0;
+        return fixed;
     }
+    bool generic() const { return fixed_count() == 0; }
 };
 
 // A shape the tuner measured (one per distilled record) and the kernel that
