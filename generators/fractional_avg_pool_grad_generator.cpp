@@ -69,6 +69,10 @@ public:
     Input<int> max_row_cells{"max_row_cells"};        // the longest row search range
     Input<int> max_col_cells{"max_col_cells"};        // the longest column search range
     Input<int> ranges_exact{"ranges_exact"};          // 1: every cell of every range covers its pixel
+    // Every cell of input row h's search range lies within
+    // [band(h) - row_band_below, band(h) + row_band_above], band(h) = h * OH / H.
+    Input<int> row_band_below{"row_band_below"};
+    Input<int> row_band_above{"row_band_above"};
     Input<Buffer<int64_t, 1>> row_pooling_sequence{"row_pooling_sequence"};
     Input<Buffer<int64_t, 1>> col_pooling_sequence{"col_pooling_sequence"};
     Input<Buffer<int32_t, 2>> row_cells{"row_cells"};  // (k, h)
@@ -112,13 +116,27 @@ public:
         // r loop), column cells likewise (inner, TF's c loop).
         p.cells = RDom(0, max_col_cells, 0, max_row_cells, "cells");
         RVar l = p.cells.x, k = p.cells.y;
-        Expr r = clamp(row_cells(0, h) + k, 0, out_rows - 1);
+        // The clamp to the row's band changes no cell of the range (the
+        // runtime measures the band), but it bounds the cell rows of a block
+        // of input rows by an expression of h that bounds inference can use:
+        // quotients staged per block of rows (stage_quotients = 2) then cover
+        // those rows' cells only, not the whole image.
+        Expr band = cast<int>(cast<int64_t>(h) * out_rows / in_rows);
+        Expr r = clamp(row_cells(0, h) + k, max(band - row_band_below, 0), min(band + row_band_above, out_rows - 1));
         Expr c = clamp(col_cells(0, w) + l, 0, out_cols - 1);
-        p.ranges_exact = ranges_exact != 0;
-        p.cells.where(k < row_cells(1, h) && l < col_cells(1, w) &&
-                      (p.ranges_exact || (rows.covers(r, h) && cols.covers(c, w))));
+        p.ranges_exact = ranges_exact == 1;  // the runtime passes 0 or 1
+        p.max_row_cells = max_row_cells;
+        p.max_col_cells = max_col_cells;
+        Expr covers =
+            k < row_cells(1, h) && l < col_cells(1, w) && (p.ranges_exact || (rows.covers(r, h) && cols.covers(c, w)));
+        // A cell of the search range that does not cover the pixel adds +0.0,
+        // which changes no bit of the sum: the sum starts at +0.0 and, rounded
+        // to nearest, never becomes -0.0, and x + (+0.0) is x for every other
+        // x (infinities and NaN included). So the schedule may run the search
+        // range as straight-line code, without a branch per cell.
         p.accumulator(d, w, h, n) = cast<double>(0);
-        p.accumulator(d, w, h, n) = strict_float(p.accumulator(d, w, h, n) + p.quotient(d, c, r, n));
+        p.accumulator(d, w, h, n) =
+            strict_float(p.accumulator(d, w, h, n) + select(covers, p.quotient(d, c, r, n), Expr(0.0)));
         // Positions no cell covers keep 0. One cast to T; float64 -> integer
         // truncates toward zero like C++'s static_cast.
         (*output)(d, w, h, n) = cast(T, p.accumulator(d, w, h, n));

@@ -31,6 +31,9 @@ struct FractionalAvgPoolGradPipeline {
     // True when every cell of every search range covers its pixel (monotonic
     // sequences): the covering test can be dropped.
     Halide::Expr ranges_exact;
+    // The longest row and column search ranges (kernel inputs): 1 x 1 for
+    // generated sequences without overlap, 2 x 2 with.
+    Halide::Expr max_row_cells, max_col_cells;
 };
 
 // apply() for FractionalAvgPoolGrad. Knob meanings and legal values:
@@ -71,7 +74,8 @@ inline void apply_cpu(const FractionalAvgPoolGradCpuKnobs &k, FractionalAvgPoolG
     const int channels = vector * k.vectors_per_tile;
     const int columns = k.tile_width;
     const int rows_per_task = k.rows_per_task;
-    const bool stage_quotients = k.stage_quotients;
+    // Staged per image, the batch loop stays serial (see tile_cpu).
+    const bool per_image = k.stage_quotients == 1;
     CpuLoops l;
 
     // Full register tiles when the extents allow (ShiftInwards recomputes a
@@ -85,30 +89,49 @@ inline void apply_cpu(const FractionalAvgPoolGradCpuKnobs &k, FractionalAvgPoolG
     Expr full_tiles = p.channels >= channels && p.width >= columns;
     if (reciprocal) full_tiles = p.small_cells && full_tiles;
     for (Expr condition : {full_tiles && p.ranges_exact, full_tiles}) {
-        tile_cpu(p.output.specialize(condition), p, l, channels, columns, rows_per_task, vector, !stage_quotients,
+        tile_cpu(p.output.specialize(condition), p, l, channels, columns, rows_per_task, vector, !per_image,
                  TailStrategy::ShiftInwards);
     }
     if (reciprocal)
-        tile_cpu(p.output.specialize(p.small_cells), p, l, vector, 1, rows_per_task, vector, !stage_quotients,
+        tile_cpu(p.output.specialize(p.small_cells), p, l, vector, 1, rows_per_task, vector, !per_image,
                  TailStrategy::GuardWithIf);
-    tile_cpu(p.output, p, l, vector, 1, rows_per_task, vector, !stage_quotients, TailStrategy::GuardWithIf);
+    tile_cpu(p.output, p, l, vector, 1, rows_per_task, vector, !per_image, TailStrategy::GuardWithIf);
 
     // The tile's float64 sums stay in registers across the covering cells.
     p.accumulator.compute_at(p.output, l.channel_tile)
         .vectorize(p.d, vector, TailStrategy::GuardWithIf)
         .unroll(p.d)
         .unroll(p.w);
+    // Search ranges of at most 2 x 2 cells (generated sequences) run
+    // unrolled: every cell, the non-covering ones adding +0.0.
+    for (int cells : {2, 1}) {
+        p.accumulator.update()
+            .specialize(p.max_row_cells == cells && p.max_col_cells == cells)
+            .reorder(p.d, p.w, p.cells.x, p.cells.y)
+            .vectorize(p.d, vector, TailStrategy::GuardWithIf)
+            .unroll(p.d)
+            .unroll(p.w)
+            .unroll(p.cells.x)
+            .unroll(p.cells.y);
+    }
     p.accumulator.update()
         .reorder(p.d, p.w, p.cells.x, p.cells.y)
         .vectorize(p.d, vector, TailStrategy::GuardWithIf)
         .unroll(p.d)
         .unroll(p.w);
 
-    if (stage_quotients) {
+    if (k.stage_quotients == 1) {
         // One division per out_backprop element instead of one per
         // (pixel, covering cell): the image's quotients in float64, computed
         // in parallel over cell rows before the image's pixels.
         p.quotient.compute_at(p.output, p.n).parallel(p.h).vectorize(p.d, vector, TailStrategy::GuardWithIf);
+    } else if (k.stage_quotients == 2) {
+        // The quotients of the cell rows that cover a task's input rows,
+        // computed at the start of the task: a few rows of out_backprop
+        // (bounded by the rows' band, see the generator), still in L2 while
+        // the task's pixels read them. Cell rows shared by two tasks are
+        // divided twice.
+        p.quotient.compute_at(p.output, l.task_n).vectorize(p.d, vector, TailStrategy::GuardWithIf);
     }
 }
 

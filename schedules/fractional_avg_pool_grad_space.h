@@ -19,10 +19,13 @@
 //   rows_per_task rows run in parallel (with the batch, unless the quotients
 //   are staged per image). stage_quotients = 1 divides each out_backprop
 //   element once per image (float64 scratch of N=1 x OH x OW x C) instead of
-//   once per covering pixel: fewer divisions, one more pass over memory.
-//   (Staging per input row instead was tried: Halide cannot bound the cell
-//   rows a row reads, since they come from the row_cells buffer, so each row
-//   computed every quotient of its image: 10-20x slower.)
+//   once per covering pixel: fewer divisions, one more pass over memory
+//   (the scratch outgrows L2 on large images, and each pixel reads 1-4 of its
+//   values back from L3). stage_quotients = 2 divides, at the start of each
+//   task, the cell rows its input rows read (the band clamp of the generator
+//   lets bounds inference see them): the scratch stays in L2, at the price of
+//   dividing twice the cell rows two tasks share. Search ranges of at most
+//   2 x 2 cells (generated sequences) run unrolled, without a branch per cell.
 // CUDA: one thread per (channel, pixel), blocks of threads_channels x
 //   threads_width x threads_height; stage_quotients = 1 computes the
 //   quotients in a kernel of their own first.
@@ -39,8 +42,11 @@
     KNOB(vector_width, (2, 4, 8, 16, 32), 8, "channels per vector (the float64 sums: 8 lanes = one AVX-512 register)") \
     KNOB(vectors_per_tile, (1, 2, 4), 2, "vectors per register tile along the channels")                               \
     KNOB(tile_width, (1, 2, 4), 1, "pixels of a row per register tile")                                                \
-    KNOB(rows_per_task, (1, 2, 4, 8, 16), 4, "input rows per parallel task")                                           \
-    KNOB(stage_quotients, (0, 1), 1, "1: divide each out_backprop element once per image, before its pixels")          \
+    KNOB(rows_per_task, (1, 2, 4, 8, 16, 32, 64), 4, "input rows per parallel task", .values_since = 3)                \
+    KNOB(stage_quotients, (0, 1, 2), 1,                                                                                \
+         "1: divide each out_backprop element once per image, before its pixels; 2: the cell rows a task reads, "      \
+         "at the start of the task (stays in L2)",                                                                     \
+         .values_since = 3)                                                                                            \
     KNOB(divide_by_reciprocal, (narrow ? std::vector<int>{0, 1} : std::vector<int>{0}), 0,                             \
          "1: each term as value x (1 / cell size) plus an exact correction (same bits, no vector division; "           \
          "float32)",                                                                                                   \
@@ -106,7 +112,8 @@ inline OpSchema fractional_avg_pool_grad_schema() {
     op.structure_params = PoolingStructure::names();
     op.devices = {Device::cpu, Device::cuda};
     // 2: divide_by_reciprocal (CPU; 0 = the division of version 1).
-    op.knob_space_version = 2;  // bump when a knob's meaning changes
+    // 3: stage_quotients = 2 and rows_per_task 32, 64 (CPU): quotients staged per task.
+    op.knob_space_version = 3;  // bump when a knob's meaning changes
     op.space = per_device(fractional_avg_pool_grad_space::cpu_space, fractional_avg_pool_grad_space::cuda_space);
     return op;
 }

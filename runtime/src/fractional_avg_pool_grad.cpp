@@ -204,6 +204,10 @@ struct CellRanges {
     // sequences (covering cells are then consecutive). Otherwise the kernel
     // tests each cell of a range.
     bool exact = true;
+    // Every cell of position i's range lies within [band(i) - below,
+    // band(i) + above], band(i) = i * cells / input (the kernel's
+    // row_band_below / row_band_above).
+    int32_t below = 0, above = 0;
 };
 
 CellRanges cell_ranges(const Axis &axis) {
@@ -224,6 +228,9 @@ CellRanges cell_ranges(const Axis &axis) {
         ranges.table[2 * pixel + 1] = count;
         ranges.longest = std::max(ranges.longest, count);
         ranges.exact = ranges.exact && covering[pixel] == count;
+        const int64_t band = pixel * axis.cells / axis.input, first = ranges.table[2 * pixel];
+        ranges.below = static_cast<int32_t>(std::max<int64_t>(ranges.below, band - first));
+        ranges.above = static_cast<int32_t>(std::max<int64_t>(ranges.above, first + count - 1 - band));
     }
     return ranges;
 }
@@ -265,10 +272,10 @@ Status Definition::Execute(const Prepared &p, const Args &args, const TensorRef 
     HalideBuffer out_backprop_buffer(out_backprop.dtype, out_backprop.shape, out_backprop.data, nhwc);
     HalideBuffer output_buffer(target.dtype, target.shape, target.data, nhwc);
 
-    int result = call.kernel<KernelSignature>()(call.user_context(), p.rows.overlapping ? 1 : 0, row_cells.longest,
-                                                col_cells.longest, row_cells.exact && col_cells.exact ? 1 : 0,
-                                                row_sequence.get(), col_sequence.get(), row_table.get(),
-                                                col_table.get(), out_backprop_buffer.get(), output_buffer.get());
+    int result = call.kernel<KernelSignature>()(
+        call.user_context(), p.rows.overlapping ? 1 : 0, row_cells.longest, col_cells.longest,
+        row_cells.exact && col_cells.exact ? 1 : 0, row_cells.below, row_cells.above, row_sequence.get(),
+        col_sequence.get(), row_table.get(), col_table.get(), out_backprop_buffer.get(), output_buffer.get());
     Status status = call.finish(
         result, output_buffer.get(),
         {row_sequence.get(), col_sequence.get(), row_table.get(), col_table.get(), out_backprop_buffer.get()});
