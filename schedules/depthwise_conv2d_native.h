@@ -39,8 +39,7 @@ inline void apply_cpu(const DepthwiseConv2dNativeCpuKnobs &k, const Structure &s
     const DirectOutput o = p.direct();
     // A run-time depth multiplier gets an M == 1 path: there the input
     // channel k / M is k itself and NHWC loads are dense (gathers otherwise).
-    const CpuLoops l =
-        tile_direct_cpu(o, nhwc, k, is_const(p.depth_multiplier) ? Expr() : p.depth_multiplier == 1);
+    const CpuLoops l = tile_direct_cpu(o, nhwc, k, is_const(p.depth_multiplier) ? Expr() : p.depth_multiplier == 1);
     const Var inner = o.inner(nhwc), other = o.other(nhwc);
     RVar col_tap = p.taps.x, row_tap = p.taps.y;
     Stage update = p.accumulator.update();
