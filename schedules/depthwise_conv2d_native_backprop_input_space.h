@@ -20,7 +20,8 @@
 // The knobs, one line each (knob_space.h: how a table is read).
 #define GRADTUNE_DEPTHWISE_CONV2D_NATIVE_BACKPROP_INPUT_CPU_KNOBS(KNOB, SHARED)                           \
     KNOB(vector_width, (2, 4, 8, 16, 32, 64), native, "lanes per vector along the unit-stride dimension") \
-    KNOB(vectors_per_tile, (1, 2, 4), 2, "vectors per register tile along the unit-stride dimension")     \
+    KNOB(vectors_per_tile, (1, 2, 3, 4), 2, "vectors per register tile along the unit-stride dimension",  \
+         .values_since = 2)                                                                               \
     KNOB(tile_other, (1, 2, 3, 4, 6, 8), 4,                                                               \
          "positions along the other tiled dimension (columns in NHWC, channels in NCHW)")                 \
     KNOB(tile_y, (1, 2, 3, 4), 1, "rows per register tile")                                               \
@@ -94,7 +95,9 @@ inline OpSchema depthwise_conv2d_native_backprop_input_schema() {
     op.data_formats = {"NHWC", "NCHW"};
     op.structure_params = DepthwiseStructure::names();
     op.devices = {Device::cpu, Device::cuda};
-    op.knob_space_version = 1;  // bump when a knob's meaning changes
+    // 2: vectors_per_tile 3 (CPU: tiles of 48 channels, which divide the
+    // 144, 240, 480, 672, 960 channels of MobileNet and EfficientNet layers).
+    op.knob_space_version = 2;  // bump when a knob's meaning changes
     op.space = per_device(depthwise_conv2d_native_backprop_input_space::cpu_space,
                           depthwise_conv2d_native_backprop_input_space::cuda_space);
     return op;
