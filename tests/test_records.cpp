@@ -33,6 +33,7 @@ Record sample_record() {
     r.padding = "SAME";
     r.shape = {{"N", 1}, {"H", 112}, {"W", 112}, {"C", 32}};
     r.knobs = find_op(r.op)->space(Device::cpu, r.structure).defaults();
+    r.knob_space_version = find_op(r.op)->knob_space_version;  // as the tuner writes it
     r.median_ms = 0.25;
     r.generic_median_ms = 0.5;
     r.target = "x86-64-linux-avx2-user_context";
@@ -108,15 +109,29 @@ TEST_CASE("a record is valid while its Halide and knob-space versions hold, sour
 }
 
 TEST_CASE("a record file without knob_space_version reads as version 1", "[records]") {
+    // A FractionalAvgPoolGrad record of version 1 has no divide_by_reciprocal
+    // (added by version 2). Without the version field it must read as
+    // version 1, upgraded: the knob gets its default (as of any later
+    // version it would be refused as incomplete).
     const std::string path = temp_file("old.json");
-    RecordFile f{"DepthwiseConv2dNativeBackpropInput", "x86-64-linux-avx2", {sample_record()}};
-    write_record_file(path, f);
+    Record r;
+    r.op = "FractionalAvgPoolGrad";
+    r.structure = {"float32", "NHWC", {{"overlapping", 1}}};
+    r.padding = "VALID";
+    r.shape = {{"N", 1}, {"H", 56}, {"W", 56}, {"C", 128}, {"OH", 39}, {"OW", 39}};
+    r.knobs = find_op(r.op)->space(Device::cpu, r.structure).defaults();
+    REQUIRE(r.knobs.erase("divide_by_reciprocal") == 1);
+    r.knob_space_version = 1;
+    r.halide_version = "21.0.0";
+    write_record_file(path, RecordFile{r.op, "x86-64-linux-avx2", {r}});
     std::string text = slurp(path);
     const std::string field = "\"knob_space_version\":1,";
     REQUIRE(text.find(field) != std::string::npos);
     text.erase(text.find(field), field.size());
     std::ofstream(path) << text;
-    CHECK(read_record_file(path).records.at(0).knob_space_version == 1);
+    const Record back = read_record_file(path).records.at(0);
+    CHECK(back.knob_space_version == find_op(r.op)->knob_space_version);
+    CHECK(back.knobs.at("divide_by_reciprocal") == 0);
 }
 
 TEST_CASE("class distance: own class, then same vendor and ISA level, then same ISA level", "[records]") {
