@@ -36,7 +36,8 @@
 #define GRADTUNE_DEPTHWISE_CONV2D_NATIVE_BACKPROP_FILTER_CPU_KNOBS(KNOB, SHARED)                                     \
     KNOB(vector_width, (2, 4, 8, 16, 32, 64), lanes,                                                                 \
          nhwc ? "lanes per vector along channels" : "lanes per vector along output columns (partial sums per lane)") \
-    KNOB(vectors_per_tile, (1, 2, 4), vectors, "vectors per register tile along the unit-stride dimension")          \
+    KNOB(vectors_per_tile, (1, 2, 3, 4), vectors, "vectors per register tile along the unit-stride dimension",       \
+         .values_since = 2)                                                                                          \
     KNOB(channels_per_tile, (nhwc ? std::vector<int>{1} : std::vector<int>{1, 2, 4, 8}), 1,                          \
          "NCHW: channels per register tile (NHWC tiles channels with the vectors)")                                  \
     KNOB(channels_inside_reduction, (0, 1), 0,                                                                       \
@@ -162,7 +163,9 @@ inline OpSchema depthwise_conv2d_native_backprop_filter_schema() {
     op.data_formats = {"NHWC", "NCHW"};
     op.structure_params = DepthwiseStructure::names();
     op.devices = {Device::cpu, Device::cuda};
-    op.knob_space_version = 1;  // bump when a knob's meaning changes
+    // 2: vectors_per_tile 3 (tiles of 48 channels, which divide the 144, 240,
+    // 480, 672, 960 channels of MobileNet and EfficientNet layers).
+    op.knob_space_version = 2;  // bump when a knob's meaning changes
     op.space = per_device(depthwise_conv2d_native_backprop_filter_space::cpu_space,
                           depthwise_conv2d_native_backprop_filter_space::cuda_space);
     return op;
