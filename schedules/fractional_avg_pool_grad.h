@@ -102,23 +102,16 @@ inline void apply_cpu(const FractionalAvgPoolGradCpuKnobs &k, FractionalAvgPoolG
         .vectorize(p.d, vector, TailStrategy::GuardWithIf)
         .unroll(p.d)
         .unroll(p.w);
-    // Search ranges of at most 2 x 2 cells (generated sequences) run
-    // unrolled: every cell, the non-covering ones adding +0.0.
-    for (int cells : {2, 1}) {
-        p.accumulator.update()
-            .specialize(p.max_row_cells == cells && p.max_col_cells == cells)
-            .reorder(p.d, p.w, p.cells.x, p.cells.y)
-            .vectorize(p.d, vector, TailStrategy::GuardWithIf)
-            .unroll(p.d)
-            .unroll(p.w)
-            .unroll(p.cells.x)
-            .unroll(p.cells.y);
-    }
-    p.accumulator.update()
-        .reorder(p.d, p.w, p.cells.x, p.cells.y)
+    Stage update = p.accumulator.update();
+    update.reorder(p.d, p.w, p.cells.x, p.cells.y)
         .vectorize(p.d, vector, TailStrategy::GuardWithIf)
         .unroll(p.d)
         .unroll(p.w);
+    // Search ranges of at most 2 x 2 cells (generated sequences) run
+    // unrolled: every cell, the non-covering ones adding +0.0. (A
+    // specialisation starts from the loops scheduled above.)
+    for (int cells : {2, 1})
+        update.specialize(p.max_row_cells == cells && p.max_col_cells == cells).unroll(p.cells.x).unroll(p.cells.y);
 
     if (k.stage_quotients == 1) {
         // One division per out_backprop element instead of one per
