@@ -9,6 +9,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <deque>
 #include <random>
 
@@ -316,4 +318,59 @@ TEST_CASE("gradient check of fractional average pooling (spec 13.5)", "[properti
             INFO("overlapping " << overlapping << " pseudo_random " << pseudo_random);
             CHECK(error <= 1e-4);
         }
+}
+
+TEST_CASE("tensors are 64-byte aligned, and the kernels give the same bits on unaligned inputs", "[properties]") {
+    // Tensor aligns its storage as TensorFlow does; callers' own buffers may
+    // not be aligned, and a kernel must not depend on it.
+    for (int64_t n : {1, 15, 4096, 1 << 20}) {
+        Tensor t(DataType::kFloat, {n});
+        INFO(n << " elements");
+        CHECK(reinterpret_cast<std::uintptr_t>(t.data()) % kTensorAlignment == 0);
+    }
+    // A float input copied to storage one element past an aligned address.
+    struct Unaligned {
+        std::vector<Tensor> storage;
+        ConstTensorRef copy(const Tensor &t) {
+            storage.emplace_back(t.dtype(), std::vector<int64_t>{t.num_elements() + 1});
+            auto *dst = static_cast<std::byte *>(storage.back().data()) + DataTypeSize(t.dtype());
+            std::memcpy(dst, t.data(), t.num_elements() * DataTypeSize(t.dtype()));
+            return {t.dtype(), t.shape(), dst};
+        }
+    };
+    const DataType t = DataType::kFloat;
+    const std::map<std::string, AttrValue> attrs = {{"strides", std::vector<int64_t>{1, 1, 1, 1}}, {"padding", "SAME"}};
+    const Tensor x = random_tensor(t, {2, 14, 14, 96}, 41), dy = random_tensor(t, {2, 14, 14, 96}, 42);
+    const Tensor dense_filter = random_tensor(t, {3, 3, 96, 96}, 43);
+    const Tensor depthwise_filter = random_tensor(t, {3, 3, 96, 1}, 44);
+    const Tensor input_sizes = int32_vector(x.shape());
+    for (const char *op : {"Conv2DBackpropInput", "Conv2DBackpropFilter", "DepthwiseConv2dNativeBackpropInput",
+                           "DepthwiseConv2dNativeBackpropFilter"}) {
+        const bool dense = std::string(op).rfind("Conv2D", 0) == 0;
+        const bool input_gradient = std::string(op).find("Input") != std::string::npos;
+        const Tensor &filter = dense ? dense_filter : depthwise_filter;
+        const Tensor filter_sizes = int32_vector(filter.shape());
+        auto call_with = [&](ConstTensorRef data, ConstTensorRef grad) {
+            OpCall call{op, {{"out_backprop", grad}}, attrs};
+            if (input_gradient) {
+                call.inputs["input_sizes"] = input_sizes.cref();
+                call.inputs["filter"] = data;
+            } else {
+                call.inputs["input"] = data;
+                call.inputs["filter_sizes"] = filter_sizes.cref();
+            }
+            std::vector<Tensor> out;
+            Status st = RunOp(call, &out);
+            INFO(op << ": " << st.ToString());
+            REQUIRE(st.ok());
+            return out[0];
+        };
+        const Tensor &data = input_gradient ? filter : x;
+        Unaligned unaligned;
+        const Tensor want = call_with(data.cref(), dy.cref());
+        const Tensor got = call_with(unaligned.copy(data), unaligned.copy(dy));
+        INFO(op);
+        REQUIRE(got.shape() == want.shape());
+        CHECK(std::memcmp(got.data(), want.data(), want.num_elements() * DataTypeSize(t)) == 0);
+    }
 }

@@ -50,11 +50,17 @@ struct TensorRef {
     operator ConstTensorRef() const { return {dtype, shape, data}; }
 };
 
-// std::allocator, except that it allocates with the nothrow `new` and throws
-// std::bad_alloc itself when that returns null. Same behaviour, but a failed
+// Storage for Tensor: aligned to kTensorAlignment bytes, as TensorFlow aligns
+// its tensors (64 bytes) and Halide its own buffers. With the default `new`,
+// a large buffer starts 16 bytes past a page (glibc's mmap chunk header), so
+// every 64-byte vector a kernel reads from it straddles two cache lines.
+// Otherwise std::allocator, except that it allocates with the nothrow `new`
+// and throws std::bad_alloc itself when that returns null: a failed
 // allocation stays an exception the API can turn into ResourceExhausted under
 // AddressSanitizer too (which reports a failed throwing `new` as a crash and
 // returns null from a nothrow one).
+inline constexpr std::size_t kTensorAlignment = 64;
+
 template <typename T>
 struct NothrowAllocator {
     using value_type = T;
@@ -63,11 +69,11 @@ struct NothrowAllocator {
     NothrowAllocator(const NothrowAllocator<U> &) {}
     T *allocate(std::size_t n) {
         if (n > static_cast<std::size_t>(-1) / sizeof(T)) throw std::bad_alloc();
-        void *p = ::operator new(n * sizeof(T), std::nothrow);
+        void *p = ::operator new(n * sizeof(T), std::align_val_t{kTensorAlignment}, std::nothrow);
         if (!p) throw std::bad_alloc();
         return static_cast<T *>(p);
     }
-    void deallocate(T *p, std::size_t) { ::operator delete(p); }
+    void deallocate(T *p, std::size_t) { ::operator delete(p, std::align_val_t{kTensorAlignment}); }
     template <typename U>
     bool operator==(const NothrowAllocator<U> &) const { return true; }
 };
