@@ -259,7 +259,8 @@ int main(int argc, char **argv) {
        << "Machine: " << cpu_model() << ", " << halide_threads() << " threads; target class "
        << build_info().target_class() << "; Halide " << build_info().halide_version << ".\n"
        << "Times: median over " << measure.samples << " interleaved samples (spread = IQR/median); "
-       << "OMP_WAIT_POLICY=" << std::getenv("OMP_WAIT_POLICY") << " (oneDNN's OpenMP workers).\n\n"
+       << "OMP_WAIT_POLICY=" << std::getenv("OMP_WAIT_POLICY") << " (oneDNN's OpenMP workers). "
+       << "gradtune's tensors are " << kTensorAlignment << "-byte aligned, as TensorFlow's; oneDNN's are its own.\n\n"
        << "Rooflines measured by this run: float32 FMA peak " << fixed(roof.fma_gflops, 0) << " GFLOP/s ("
        << roof.lanes << " lanes, " << roof.threads << " threads), DRAM " << fixed(roof.dram_gbs, 1)
        << " GB/s (copy, bytes read + written). \"roofline\" = tuned throughput / the bound of the row: FMA peak for "
