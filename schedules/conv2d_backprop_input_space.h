@@ -155,6 +155,12 @@ inline KnobSpace cpu_space(const Structure &s) {
             if (registers > 32) return "the dot tile needs " + std::to_string(registers) + " vector registers (max 32)";
             if (!nhwc) return "the dot algorithm is NHWC only";
             if (fixed.groups != 1) return "the dot algorithm needs a variant that fixes groups=1";
+            // Halide then cannot bound the tap-phase row loop of the guarded
+            // (partial tile) branch by a constant, and refuses to unroll it
+            // ("Can only unroll for loops over a constant extent"): every such
+            // candidate failed to compile in the stop-36 tuning logs.
+            if (fixed.stride_height > 1 && k.tile_y == fixed.stride_height && k.rows_per_task == 1)
+                return "the dot algorithm with tile_y equal to the fixed row stride needs rows_per_task > 1";
         } else {
             // Accumulators, plus the filter vectors and one broadcast of an
             // inner iteration. With a fixed stride the reduction runs one tap

@@ -249,6 +249,15 @@ TEST_CASE("the sampler only proposes canonical settings: no knob an algorithm ig
     }());
     CHECK(space.check(k).empty());
     CHECK(op->space(Device::cpu, grouped).check(k).find("groups=1") != std::string::npos);
+    // A tile of exactly one row per tap phase in one-tile tasks does not
+    // compile (Halide cannot unroll the guarded phase loop): refused up
+    // front, not left for the tuner to fail on.
+    Knobs phase_rows = k;
+    phase_rows["tile_y"] = 2;
+    phase_rows["rows_per_task"] = 1;
+    CHECK(space.check(phase_rows).find("rows_per_task > 1") != std::string::npos);
+    phase_rows["rows_per_task"] = 2;
+    CHECK(space.check(phase_rows).empty());
     // The tuner starts each ungrouped group from both algorithms: the seed
     // of the dot algorithm is a legal setting of it; a grouped space has none.
     REQUIRE(space.algorithm_seeds.size() == 1);
