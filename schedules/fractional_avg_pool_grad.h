@@ -113,7 +113,7 @@ inline void apply_cpu(const FractionalAvgPoolGradCpuKnobs &k, FractionalAvgPoolG
     for (int cells : {2, 1})
         update.specialize(p.max_row_cells == cells && p.max_col_cells == cells).unroll(p.cells.x).unroll(p.cells.y);
 
-    if (k.stage_quotients == 1) {
+    if (per_image) {
         // One division per out_backprop element instead of one per
         // (pixel, covering cell): the image's quotients in float64, computed
         // in parallel over cell rows before the image's pixels.
