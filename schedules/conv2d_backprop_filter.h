@@ -182,15 +182,20 @@ inline void schedule_block_sum(Func block_sum, const Func &merged, const Conv2DB
 // Partitioned, only the vectors at the edges clamp.
 inline void stage_block(const Conv2DBackpropFilterCpuKnobs &k, bool nhwc, bool tasks_outer, const Func &merged,
                         const Conv2DBackpropFilterPipeline &p, const Loops &l) {
-    for (auto [stage, staged] : {std::pair{k.stage_out_backprop, p.out_backprop},  // (o, ow, oh, n)
-                                 std::pair{k.stage_input, p.input}}) {             // (c, w, h, n)
+    struct Staged {
+        int stage;     // the knob
+        Func func;     // what is copied
+        bool clamped;  // its boundary condition clamps the dense dimension
+    };
+    for (auto [stage, staged, clamped] : {Staged{k.stage_out_backprop, p.out_backprop, false},  // (o, ow, oh, n)
+                                          Staged{k.stage_input, p.input, true}}) {              // (c, w, h, n)
         if (!stage) continue;
         const std::vector<Var> v = staged.args();
         const Var dense = nhwc ? v[0] : v[1], lanes{"lanes"};
         staged.compute_at(merged, l.oh_block)
             .split(dense, dense, lanes, k.vector_width, TailStrategy::GuardWithIf)
             .vectorize(lanes);
-        if (staged.name() == p.input.name()) staged.partition(dense, Partition::Always);
+        if (clamped) staged.partition(dense, Partition::Always);
         if (!tasks_outer) staged.parallel(v[1]);
     }
 }
