@@ -219,12 +219,17 @@ int run_command(const std::string &op, const std::vector<std::string> &arguments
         st = InvalidArgument(op + " has " + std::to_string(spec->outputs.size()) + " output(s), got " +
                              std::to_string(output_paths.size()) + " -o");
     // Refuse output paths that cannot become files before any work is done.
+    // The std::error_code overloads: a name the file system refuses (one
+    // longer than NAME_MAX, say) is the user's error, not an exception.
     for (size_t i = 0; st.ok() && i < output_paths.size(); i++) {
         const std::string &path = output_paths[i];
+        std::error_code error;
         if (path.empty()) st = InvalidArgument("-o needs a file name");
-        else if (std::filesystem::is_directory(path)) st = InvalidArgument("-o " + path + ": is a directory");
+        else if (std::filesystem::is_directory(path, error)) st = InvalidArgument("-o " + path + ": is a directory");
+        else if (error && error != std::errc::no_such_file_or_directory)
+            st = InvalidArgument("-o " + path + ": " + error.message());
         for (size_t j = 0; st.ok() && j < i; j++)
-            if (std::filesystem::absolute(output_paths[j]) == std::filesystem::absolute(path))
+            if (std::filesystem::absolute(output_paths[j], error) == std::filesystem::absolute(path, error))
                 st = InvalidArgument("-o " + path + " is given twice");
     }
     if (st.ok()) st = RunOp(call, &outputs, options);

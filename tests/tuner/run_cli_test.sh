@@ -115,8 +115,11 @@ done
 echo "crafted .npy files refused: wrap huge_header big_shape bad_dim empty_dim"
 
 # Output paths that cannot be files: refused before the call, nothing left behind.
+# A name longer than the file system allows (found by fuzz_cli) is refused
+# too, not thrown.
 mkdir -p "$work/outdir"
-for out in "$work/outdir" ""; do
+long_name="$work/$(printf 'p%.0s' $(seq 300)).npy"
+for out in "$work/outdir" "" "$long_name"; do
   refuse run DepthwiseConv2dNativeBackpropInput input_sizes=1,2,3,2 filter="$work/filter.npy" \
     out_backprop="$work/dy0.npy" strides=1,1,1,1 padding=VALID -o "$out"
   grep -q "^InvalidArgument: " "$work/refused.err" || { cat "$work/refused.err"; exit 1; }
