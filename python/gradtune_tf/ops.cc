@@ -6,17 +6,20 @@
 // gradtune validate the call like TF, allocates TF's outputs with the shapes
 // gradtune reports and has gradtune write into them (RunOpInto: no copies).
 // gradtune's errors become TF errors of the same kind and text.
+#include <algorithm>
 #include <cstdint>
+#include <iomanip>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "gradtune/op_call.h"
 #include "tensorflow/core/framework/common_shape_fns.h"
+#include "tensorflow/core/framework/kernel_def_builder.h"
 #include "tensorflow/core/framework/op.h"
+#include "tensorflow/core/framework/op_def_builder.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/shape_inference.h"
-#include "tensorflow/core/util/padding.h"
-#include "tensorflow/core/util/tensor_format.h"
 
 namespace {
 
@@ -27,7 +30,7 @@ using tensorflow::OpKernelContext;
 using tensorflow::shape_inference::InferenceContext;
 using tensorflow::shape_inference::ShapeHandle;
 
-// --- The ops: TF's definitions (tensorflow/core/ops/nn_ops.cc) -------------
+// --- The ops: TF's definitions (tensorflow/core/ops/nn_ops.cc), from gradtune's OpSpec
 
 // Conv2DBackpropFilter, DepthwiseConv2dNativeBackpropInput/Filter and
 // FractionalAvgPoolGrad: the output's shape is the value of a shape input.
@@ -40,8 +43,9 @@ absl::Status ShapeFromInput(InferenceContext *c, int input) {
 }
 
 // FractionalAvgPool: TF's FractionalPoolShapeFn (each dimension divided by
-// its pooling ratio, rounded down; the sequences one longer than the output's
-// rows and columns).
+// its pooling ratio, rounded down), but with the sequences one longer than the
+// output's rows and columns, as TF's kernel returns them (TF's shape function
+// infers them one shorter).
 absl::Status FractionalPoolShape(InferenceContext *c) {
     ShapeHandle input;
     TF_RETURN_IF_ERROR(c->WithRank(c->input(0), 4, &input));
@@ -67,98 +71,90 @@ absl::Status FractionalPoolShape(InferenceContext *c) {
     return absl::OkStatus();
 }
 
-// The attrs every convolution op ends with, in TF's order.
-#define GRADTUNE_CONV_ATTRS                                       \
-    .Attr(tensorflow::GetPaddingAttrStringWithExplicit())         \
-    .Attr(tensorflow::GetExplicitPaddingsAttrString())            \
-    .Attr(tensorflow::GetConvnetDataFormatAttrString())           \
-    .Attr("dilations: list(int) = [1, 1, 1, 1]")
+// TF's own shape functions, for the ops whose output shape is not simply
+// the value of a shape input.
+tensorflow::OpShapeInferenceFn TfShapeFunction(const std::string &op) {
+    if (op == "Conv2D") return tensorflow::shape_inference::Conv2DShapeWithExplicitPadding;
+    if (op == "Conv2DBackpropInput") return tensorflow::shape_inference::Conv2DBackpropInputShape;
+    if (op == "DepthwiseConv2dNative")
+        return tensorflow::shape_inference::DepthwiseConv2DNativeShapeWithExplicitPadding;
+    if (op == "FractionalAvgPool") return FractionalPoolShape;
+    return nullptr;
+}
 
-REGISTER_OP("GradtuneConv2D")
-    .Input("input: T")
-    .Input("filter: T")
-    .Output("output: T")
-    .Attr("T: {half, bfloat16, float, double, int32}")
-    .Attr("strides: list(int)")
-    .Attr("use_cudnn_on_gpu: bool = true")
-    GRADTUNE_CONV_ATTRS
-    .SetShapeFn(tensorflow::shape_inference::Conv2DShapeWithExplicitPadding);
+std::string Joined(const std::vector<std::string> &items) {
+    std::string out;
+    for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
+    return out;
+}
 
-REGISTER_OP("GradtuneConv2DBackpropInput")
-    .Input("input_sizes: int32")
-    .Input("filter: T")
-    .Input("out_backprop: T")
-    .Output("output: T")
-    .Attr("T: {half, bfloat16, float, double, int32}")
-    .Attr("strides: list(int)")
-    .Attr("use_cudnn_on_gpu: bool = true")
-    GRADTUNE_CONV_ATTRS
-    .SetShapeFn(tensorflow::shape_inference::Conv2DBackpropInputShape);
+std::string Number(int64_t v) { return std::to_string(v); }
+std::string Number(double v) {
+    std::ostringstream out;
+    out << std::setprecision(9) << v;
+    return out.str();
+}
 
-REGISTER_OP("GradtuneConv2DBackpropFilter")
-    .Input("input: T")
-    .Input("filter_sizes: int32")
-    .Input("out_backprop: T")
-    .Output("output: T")
-    .Attr("T: {half, bfloat16, float, double}")
-    .Attr("strides: list(int)")
-    .Attr("use_cudnn_on_gpu: bool = true")
-    GRADTUNE_CONV_ATTRS
-    .SetShapeFn([](InferenceContext *c) { return ShapeFromInput(c, 1); });
+template <typename T>
+std::string ListValue(const std::vector<T> &values) {
+    std::vector<std::string> items;
+    for (T v : values) items.push_back(Number(v));
+    return "[" + Joined(items) + "]";
+}
 
-REGISTER_OP("GradtuneDepthwiseConv2dNative")
-    .Input("input: T")
-    .Input("filter: T")
-    .Output("output: T")
-    .Attr("T: {half, bfloat16, float, double}")
-    .Attr("strides: list(int)")
-    GRADTUNE_CONV_ATTRS
-    .SetShapeFn(tensorflow::shape_inference::DepthwiseConv2DNativeShapeWithExplicitPadding);
+// An attr as TF's op definition writes it, e.g. "data_format: {'NHWC', 'NCHW'} = 'NHWC'".
+std::string AttrDefinition(const gradtune::AttrSpec &attr) {
+    using gradtune::AttrKind;
+    std::string type;
+    switch (attr.kind) {
+    case AttrKind::kInt: type = "int"; break;
+    case AttrKind::kFloat: type = "float"; break;
+    case AttrKind::kBool: type = "bool"; break;
+    case AttrKind::kString: type = "string"; break;
+    case AttrKind::kIntList: type = "list(int)"; break;
+    case AttrKind::kFloatList: type = "list(float)"; break;
+    }
+    if (!attr.allowed.empty()) {
+        std::vector<std::string> quoted;
+        for (const std::string &v : attr.allowed) quoted.push_back("'" + v + "'");
+        type = "{" + Joined(quoted) + "}";
+    }
+    if (attr.min_length > 0) type += " >= " + std::to_string(attr.min_length);
+    std::string text = attr.name + ": " + type;
+    if (attr.required) return text;
+    const gradtune::AttrValue &v = attr.default_value;
+    if (const auto *i = std::get_if<int64_t>(&v)) return text + " = " + Number(*i);
+    if (const auto *f = std::get_if<double>(&v)) return text + " = " + Number(*f);
+    if (const auto *b = std::get_if<bool>(&v)) return text + (*b ? " = true" : " = false");
+    if (const auto *s = std::get_if<std::string>(&v)) return text + " = '" + *s + "'";
+    if (const auto *l = std::get_if<std::vector<int64_t>>(&v)) return text + " = " + ListValue(*l);
+    return text + " = " + ListValue(std::get<std::vector<double>>(v));
+}
 
-REGISTER_OP("GradtuneDepthwiseConv2dNativeBackpropInput")
-    .Input("input_sizes: int32")
-    .Input("filter: T")
-    .Input("out_backprop: T")
-    .Output("output: T")
-    .Attr("T: {half, bfloat16, float, double}")
-    .Attr("strides: list(int)")
-    GRADTUNE_CONV_ATTRS
-    .SetShapeFn([](InferenceContext *c) { return ShapeFromInput(c, 0); });
-
-REGISTER_OP("GradtuneDepthwiseConv2dNativeBackpropFilter")
-    .Input("input: T")
-    .Input("filter_sizes: int32")
-    .Input("out_backprop: T")
-    .Output("output: T")
-    .Attr("T: {half, bfloat16, float, double}")
-    .Attr("strides: list(int)")
-    GRADTUNE_CONV_ATTRS
-    .SetShapeFn([](InferenceContext *c) { return ShapeFromInput(c, 1); });
-
-REGISTER_OP("GradtuneFractionalAvgPool")
-    .Input("value: T")
-    .Output("output: T")
-    .Output("row_pooling_sequence: int64")
-    .Output("col_pooling_sequence: int64")
-    .Attr("pooling_ratio: list(float) >=4")
-    .Attr("pseudo_random: bool = false")
-    .Attr("overlapping: bool = false")
-    .Attr("deterministic: bool = false")
-    .Attr("seed: int = 0")
-    .Attr("seed2: int = 0")
-    .Attr("T: {float, double, int32, int64}")
-    .SetIsStateful()  // TF's op draws new pooling sequences per call when unseeded
-    .SetShapeFn(FractionalPoolShape);
-
-REGISTER_OP("GradtuneFractionalAvgPoolGrad")
-    .Input("orig_input_tensor_shape: int64")
-    .Input("out_backprop: T")
-    .Input("row_pooling_sequence: int64")
-    .Input("col_pooling_sequence: int64")
-    .Output("output: T")
-    .Attr("overlapping: bool = false")
-    .Attr("T: {float, double, int32, int64}")
-    .SetShapeFn([](InferenceContext *c) { return ShapeFromInput(c, 0); });
+// gradtune's op as TF's op "Gradtune<name>": TF's inputs, outputs and attrs
+// (T where TF lists it), its statefulness and shape function.
+tensorflow::OpDefBuilder OpDefinition(const gradtune::OpSpec &spec) {
+    tensorflow::OpDefBuilder b("Gradtune" + spec.name);
+    for (size_t i = 0; i < spec.inputs.size(); ++i) b.Input(spec.inputs[i] + ": " + spec.input_types[i]);
+    for (size_t i = 0; i < spec.outputs.size(); ++i) b.Output(spec.outputs[i] + ": " + spec.output_types[i]);
+    std::vector<std::string> types;
+    for (gradtune::DataType t : spec.types) types.push_back(gradtune::DataTypeString(t));
+    for (size_t i = 0; i <= spec.attrs.size(); ++i) {
+        if (i == spec.type_attr_index) b.Attr("T: {" + Joined(types) + "}");
+        if (i < spec.attrs.size()) b.Attr(AttrDefinition(spec.attrs[i]));
+    }
+    if (spec.stateful) b.SetIsStateful();
+    if (tensorflow::OpShapeInferenceFn fn = TfShapeFunction(spec.name)) {
+        b.SetShapeFn(fn);
+    } else if (!spec.shape_input.empty()) {
+        const int input = static_cast<int>(
+            std::find(spec.inputs.begin(), spec.inputs.end(), spec.shape_input) - spec.inputs.begin());
+        b.SetShapeFn([input](InferenceContext *c) { return ShapeFromInput(c, input); });
+    } else {
+        b.SetShapeFn(tensorflow::shape_inference::UnknownShape);
+    }
+    return b;
+}
 
 // --- The kernel ---------------------------------------------------------------
 
@@ -277,13 +273,22 @@ private:
     const gradtune::OpSpec *spec_ = nullptr;
 };
 
-REGISTER_KERNEL_BUILDER(Name("GradtuneConv2D").Device(tensorflow::DEVICE_CPU), GradtuneOp);
-REGISTER_KERNEL_BUILDER(Name("GradtuneConv2DBackpropInput").Device(tensorflow::DEVICE_CPU), GradtuneOp);
-REGISTER_KERNEL_BUILDER(Name("GradtuneConv2DBackpropFilter").Device(tensorflow::DEVICE_CPU), GradtuneOp);
-REGISTER_KERNEL_BUILDER(Name("GradtuneDepthwiseConv2dNative").Device(tensorflow::DEVICE_CPU), GradtuneOp);
-REGISTER_KERNEL_BUILDER(Name("GradtuneDepthwiseConv2dNativeBackpropInput").Device(tensorflow::DEVICE_CPU), GradtuneOp);
-REGISTER_KERNEL_BUILDER(Name("GradtuneDepthwiseConv2dNativeBackpropFilter").Device(tensorflow::DEVICE_CPU), GradtuneOp);
-REGISTER_KERNEL_BUILDER(Name("GradtuneFractionalAvgPool").Device(tensorflow::DEVICE_CPU), GradtuneOp);
-REGISTER_KERNEL_BUILDER(Name("GradtuneFractionalAvgPoolGrad").Device(tensorflow::DEVICE_CPU), GradtuneOp);
+OpKernel *NewGradtuneOp(OpKernelConstruction *ctx) { return new GradtuneOp(ctx); }
+
+// Every op gradtune has (gradtune::RegisteredOps()), registered with TF as
+// tf.load_op_library loads this library, like REGISTER_OP and
+// REGISTER_KERNEL_BUILDER would: a new gradtune op needs no line here.
+const bool kRegistered = [] {
+    for (const gradtune::OpSpec &spec : gradtune::RegisteredOps()) {
+        tensorflow::OpDefBuilder definition = OpDefinition(spec);
+        tensorflow::OpRegistry::Global()->Register(
+            [definition](tensorflow::OpRegistrationData *data) { return definition.Finalize(data); });
+        // TF keeps the kernel's registration (KernelDef and factory) for the process's life.
+        new tensorflow::kernel_factory::OpKernelRegistrar(
+            tensorflow::KernelDefBuilder(("Gradtune" + spec.name).c_str()).Device(tensorflow::DEVICE_CPU).Build(),
+            "GradtuneOp", NewGradtuneOp);
+    }
+    return true;
+}();
 
 }  // namespace

@@ -53,6 +53,9 @@ struct Definition {
     };
     using Prepared = gradtune::Prepared;
     static constexpr const char *kShapeInput = "";
+    // T's allowed dtypes, in TF's order.
+    static constexpr DataType kTypes[] = {DataType::kHalf, DataType::kBFloat16, DataType::kFloat, DataType::kDouble,
+                                          DataType::kInt32};
     static OpSpec Spec();
     static Status Unpack(const OpCall &call, const OpSpec &spec, Values *v);
     static Status Prepare(const Args &args, Prepared *p);
@@ -66,8 +69,7 @@ Status Definition::Prepare(const Args &args, Prepared *p) {
     GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("filter", filter));
 
     // Op definition: T (from the input), the filter's type, attr values.
-    GRADTUNE_RETURN_IF_ERROR(tf::CheckAllowedType(
-        input.dtype, {DataType::kHalf, DataType::kBFloat16, DataType::kFloat, DataType::kDouble, DataType::kInt32}));
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckAllowedType(input.dtype, kTypes));
     GRADTUNE_RETURN_IF_ERROR(tf::CheckInputType(kOp, 1, input.dtype, filter.dtype));
     Padding padding;
     GRADTUNE_RETURN_IF_ERROR(tf::ParsePadding(padding_text, &padding));
@@ -198,6 +200,7 @@ OpSpec Definition::Spec() {
     spec.inputs = std::vector<std::string>{"input", "filter"};
     spec.input_types = {"T", "T"};
     spec.outputs = {"output"};
+    spec.output_types = {"T"};
     spec.attrs = internal::ConvolutionAttrs(/*use_cudnn_on_gpu=*/true);
     return spec;
 }

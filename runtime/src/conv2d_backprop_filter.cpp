@@ -60,6 +60,8 @@ struct Definition {
     };
     using Prepared = gradtune::Prepared;
     static constexpr const char *kShapeInput = "filter_sizes";
+    // T's allowed dtypes, in TF's order.
+    static constexpr DataType kTypes[] = {DataType::kHalf, DataType::kBFloat16, DataType::kFloat, DataType::kDouble};
     static OpSpec Spec();
     static Status Unpack(const OpCall &call, const OpSpec &spec, Values *v);
     static Status Prepare(const Args &args, Prepared *p);
@@ -83,8 +85,7 @@ Status Definition::Prepare(const Args &args, Prepared *p) {
     GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("out_backprop", out_backprop));
 
     // Op definition: T, input types, attr values.
-    GRADTUNE_RETURN_IF_ERROR(tf::CheckAllowedType(
-        input.dtype, {DataType::kHalf, DataType::kBFloat16, DataType::kFloat, DataType::kDouble}));
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckAllowedType(input.dtype, kTypes));
     GRADTUNE_RETURN_IF_ERROR(tf::CheckInputType(kOp, 1, DataType::kInt32, filter_sizes.dtype));
     GRADTUNE_RETURN_IF_ERROR(tf::CheckInputType(kOp, 2, input.dtype, out_backprop.dtype));
     Padding padding;
@@ -208,6 +209,7 @@ OpSpec Definition::Spec() {
     spec.inputs = {"input", "filter_sizes", "out_backprop"};
     spec.input_types = {"T", "int32", "T"};
     spec.outputs = {"output"};
+    spec.output_types = {"T"};
     spec.attrs = internal::ConvolutionAttrs(/*use_cudnn_on_gpu=*/true);
     return spec;
 }

@@ -58,6 +58,9 @@ struct Definition {
     };
     using Prepared = gradtune::Prepared;
     static constexpr const char *kShapeInput = "input_sizes";
+    // T's allowed dtypes, in TF's order.
+    static constexpr DataType kTypes[] = {DataType::kHalf, DataType::kBFloat16, DataType::kFloat, DataType::kDouble,
+                                          DataType::kInt32};
     static OpSpec Spec();
     static Status Unpack(const OpCall &call, const OpSpec &spec, Values *v);
     static Status Prepare(const Args &args, Prepared *p);
@@ -81,9 +84,7 @@ Status Definition::Prepare(const Args &args, Prepared *p) {
     GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("out_backprop", out_backprop));
 
     // Op definition: T, input types, attr values.
-    GRADTUNE_RETURN_IF_ERROR(tf::CheckAllowedType(filter.dtype, {DataType::kHalf, DataType::kBFloat16,
-                                                                 DataType::kFloat, DataType::kDouble,
-                                                                 DataType::kInt32}));
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckAllowedType(filter.dtype, kTypes));
     GRADTUNE_RETURN_IF_ERROR(tf::CheckInputType(kOp, 0, DataType::kInt32, input_sizes.dtype));
     GRADTUNE_RETURN_IF_ERROR(tf::CheckInputType(kOp, 2, filter.dtype, out_backprop.dtype));
     Padding padding;
@@ -197,6 +198,7 @@ OpSpec Definition::Spec() {
     spec.inputs = {"input_sizes", "filter", "out_backprop"};
     spec.input_types = {"int32", "T", "T"};
     spec.outputs = {"output"};
+    spec.output_types = {"T"};
     spec.attrs = internal::ConvolutionAttrs(/*use_cudnn_on_gpu=*/true);
     return spec;
 }

@@ -24,6 +24,8 @@ namespace {
 using internal::HalideBuffer;
 
 constexpr const char *kOp = "FractionalAvgPool";
+// T's allowed dtypes, in TF's order.
+constexpr DataType kTypes[] = {DataType::kFloat, DataType::kDouble, DataType::kInt32, DataType::kInt64};
 
 // The Halide signature of every variant (generators/fractional_avg_pool_generator.cpp).
 using KernelSignature = int (*)(const void *user_context, int32_t call_overlapping, int32_t max_row_span,
@@ -77,8 +79,7 @@ Status Prepare(const ConstTensorRef &value, const std::vector<float> &pooling_ra
                const FractionalAvgPool::Attrs &attrs, Prepared *p) {
     GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("value", value));
     // Op definition: T, then pooling_ratio: list(float) with at least 4 values.
-    GRADTUNE_RETURN_IF_ERROR(
-        tf::CheckAllowedType(value.dtype, {DataType::kFloat, DataType::kDouble, DataType::kInt32, DataType::kInt64}));
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckAllowedType(value.dtype, kTypes));
     if (pooling_ratio.size() < 4)
         return InvalidArgument("Length for attr 'pooling_ratio' of " + std::to_string(pooling_ratio.size()) +
                                " must be at least minimum 4");
@@ -233,16 +234,21 @@ namespace internal {
 
 OpEntry fractional_avg_pool_entry() {
     OpEntry entry;
-    entry.spec = {kOp,
-                  {"value"},
-                  {"T"},
-                  {"output", "row_pooling_sequence", "col_pooling_sequence"},
-                  {{"pooling_ratio", AttrKind::kFloatList, true, std::vector<double>{}},
-                   {"pseudo_random", AttrKind::kBool, false, false},
-                   {"overlapping", AttrKind::kBool, false, false},
-                   {"deterministic", AttrKind::kBool, false, false},
-                   {"seed", AttrKind::kInt, false, int64_t{0}},
-                   {"seed2", AttrKind::kInt, false, int64_t{0}}}};
+    OpSpec &spec = entry.spec;
+    spec.name = kOp;
+    spec.inputs = {"value"};
+    spec.input_types = {"T"};
+    spec.outputs = {"output", "row_pooling_sequence", "col_pooling_sequence"};
+    spec.output_types = {"T", "int64", "int64"};
+    spec.attrs = {{"pooling_ratio", AttrKind::kFloatList, true, std::vector<double>{}, {}, /*min_length=*/4},
+                  {"pseudo_random", AttrKind::kBool, false, false},
+                  {"overlapping", AttrKind::kBool, false, false},
+                  {"deterministic", AttrKind::kBool, false, false},
+                  {"seed", AttrKind::kInt, false, int64_t{0}},
+                  {"seed2", AttrKind::kInt, false, int64_t{0}}};
+    spec.types.assign(std::begin(kTypes), std::end(kTypes));
+    spec.type_attr_index = spec.attrs.size();  // TF lists T last
+    spec.stateful = true;                      // unseeded, TF draws new pooling sequences per call
     // Reads the call's input and attrs into the typed API's arguments; TF
     // keeps list(float) attrs in float32.
     auto unpack = [spec = entry.spec](const OpCall &call, ConstTensorRef *value, std::vector<float> *ratio,

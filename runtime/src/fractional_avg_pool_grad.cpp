@@ -106,6 +106,8 @@ struct Definition {
     };
     using Prepared = gradtune::Prepared;
     static constexpr const char *kShapeInput = "orig_input_tensor_shape";
+    // T's allowed dtypes, in TF's order.
+    static constexpr DataType kTypes[] = {DataType::kFloat, DataType::kDouble, DataType::kInt32, DataType::kInt64};
     static OpSpec Spec();
     static Status Unpack(const OpCall &call, const OpSpec &spec, Values *v);
     static Status Prepare(const Args &args, Prepared *p);
@@ -121,8 +123,7 @@ Status Definition::Prepare(const Args &args, Prepared *p) {
     GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("col_pooling_sequence", col_pooling_sequence));
 
     // Op definition: T and the int64 inputs.
-    GRADTUNE_RETURN_IF_ERROR(tf::CheckAllowedType(
-        out_backprop.dtype, {DataType::kFloat, DataType::kDouble, DataType::kInt32, DataType::kInt64}));
+    GRADTUNE_RETURN_IF_ERROR(tf::CheckAllowedType(out_backprop.dtype, kTypes));
     GRADTUNE_RETURN_IF_ERROR(tf::CheckInputType(kOp, 0, DataType::kInt64, orig_input_tensor_shape.dtype));
     GRADTUNE_RETURN_IF_ERROR(tf::CheckInputType(kOp, 2, DataType::kInt64, row_pooling_sequence.dtype));
     GRADTUNE_RETURN_IF_ERROR(tf::CheckInputType(kOp, 3, DataType::kInt64, col_pooling_sequence.dtype));
@@ -298,7 +299,9 @@ OpSpec Definition::Spec() {
     spec.inputs = {"orig_input_tensor_shape", "out_backprop", "row_pooling_sequence", "col_pooling_sequence"};
     spec.input_types = {"int64", "T", "int64", "int64"};
     spec.outputs = {"output"};
+    spec.output_types = {"T"};
     spec.attrs = {AttrSpec{"overlapping", AttrKind::kBool, false, false}};
+    spec.type_attr_index = 1;  // TF lists T last
     return spec;
 }
 

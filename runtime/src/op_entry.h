@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <initializer_list>
+#include <iterator>
 
 #include "gradtune/op_call.h"
 #include "tf_checks.h"
@@ -55,9 +56,12 @@ Status run_single_output(const Outputs &outputs, Compute compute) {
 //       struct Prepared;  // what Prepare() found: `info` (the CallInfo,
 //                         // whose output_dtypes[0] / output_shapes[0] are
 //                         // the output's) and the op's geometry
-//       static constexpr const char *kShapeInput;  // the input TF names when a
-//                                                  // caller's output has the wrong shape ("" for none)
-//       static OpSpec Spec();                      // TF's inputs and attrs
+//       static constexpr const char *kShapeInput;  // the input whose value is the output's
+//                                                  // shape, named when a caller's output has the
+//                                                  // wrong shape ("" for none)
+//       static constexpr DataType kTypes[];        // T's allowed dtypes, in TF's order
+//       static OpSpec Spec();                      // TF's inputs, outputs and attrs (MakeEntry
+//                                                  // adds kTypes and kShapeInput)
 //       static Status Unpack(const OpCall &, const OpSpec &, Values *);
 //       static Status Prepare(const Args &, Prepared *);  // TF's checks, in TF's order
 //       // What Execute() would refuse, from the output's element count
@@ -100,6 +104,8 @@ template <typename Definition>
 OpEntry MakeEntry() {
     OpEntry entry;
     entry.spec = Definition::Spec();
+    entry.spec.types.assign(std::begin(Definition::kTypes), std::end(Definition::kTypes));
+    entry.spec.shape_input = Definition::kShapeInput;
     entry.run = [spec = entry.spec](const OpCall &call, const Outputs &outputs, const RunOptions &options) -> Status {
         typename Definition::Values values;
         GRADTUNE_RETURN_IF_ERROR(Definition::Unpack(call, spec, &values));

@@ -105,9 +105,9 @@ Status GetInt(const OpCall &call, const OpSpec &spec, const std::string &name, i
 std::vector<AttrSpec> ConvolutionAttrs(bool use_cudnn_on_gpu) {
     std::vector<AttrSpec> attrs = {
         AttrSpec{"strides", AttrKind::kIntList, true, std::vector<int64_t>{}},
-        AttrSpec{"padding", AttrKind::kString, true, std::string()},
+        AttrSpec{"padding", AttrKind::kString, true, std::string(), {"SAME", "VALID", "EXPLICIT"}},
         AttrSpec{"explicit_paddings", AttrKind::kIntList, false, std::vector<int64_t>{}},
-        AttrSpec{"data_format", AttrKind::kString, false, std::string("NHWC")},
+        AttrSpec{"data_format", AttrKind::kString, false, std::string("NHWC"), {"NHWC", "NCHW"}},
         AttrSpec{"dilations", AttrKind::kIntList, false, std::vector<int64_t>{1, 1, 1, 1}},
     };
     if (use_cudnn_on_gpu) attrs.insert(attrs.begin() + 1, AttrSpec{"use_cudnn_on_gpu", AttrKind::kBool, false, true});

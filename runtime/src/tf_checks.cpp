@@ -95,7 +95,7 @@ int DimIndex(DataFormat format, char dim) {
     return -1;
 }
 
-Status CheckAllowedType(DataType dtype, const std::vector<DataType> &allowed) {
+Status CheckAllowedType(DataType dtype, std::span<const DataType> allowed) {
     for (DataType t : allowed)
         if (t == dtype) return Status::OK();
     std::ostringstream out;

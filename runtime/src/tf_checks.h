@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,7 +41,7 @@ int DimIndex(DataFormat format, char dim);
 
 // Op-def dtype checks.
 // "Value for attr 'T' of int32 is not in the list of allowed values: half, bfloat16, float, double"
-Status CheckAllowedType(DataType dtype, const std::vector<DataType> &allowed);
+Status CheckAllowedType(DataType dtype, std::span<const DataType> allowed);
 // "cannot compute <op> as input #<i>(zero-based) was expected to be a <want> tensor but is a <got> tensor"
 Status CheckInputType(std::string_view op, int index, DataType want, DataType got);
 

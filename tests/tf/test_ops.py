@@ -184,6 +184,68 @@ class OpsMatchTensorFlow(unittest.TestCase):
         self.assertEqual(spec.structured_outputs[0].shape.as_list(), [2, 8, 8, 3])
         self.assertEqual(spec.structured_outputs[1].shape.as_list(), [2, 3, 3, 4])
 
+    def test_static_shapes_match_tf(self):
+        # Every op's shape function infers what TF's own op infers in a graph.
+        calls = {
+            "Conv2D": (dict(input=[2, 9, 8, 3], filter=[3, 3, 3, 4]), dict(strides=[1, 2, 2, 1], padding="SAME")),
+            "Conv2DBackpropInput": (dict(input_sizes=[2, 9, 8, 3], filter=[3, 3, 3, 4], out_backprop=[2, 5, 4, 4]),
+                                    dict(strides=[1, 2, 2, 1], padding="SAME")),
+            "Conv2DBackpropFilter": (dict(input=[2, 9, 8, 3], filter_sizes=[3, 3, 3, 4], out_backprop=[2, 5, 4, 4]),
+                                     dict(strides=[1, 2, 2, 1], padding="SAME")),
+            "DepthwiseConv2dNative": (dict(input=[2, 9, 8, 3], filter=[3, 3, 3, 2]),
+                                      dict(strides=[1, 2, 2, 1], padding="VALID")),
+            "DepthwiseConv2dNativeBackpropInput": (
+                dict(input_sizes=[2, 9, 8, 3], filter=[3, 3, 3, 2], out_backprop=[2, 4, 3, 6]),
+                dict(strides=[1, 2, 2, 1], padding="VALID")),
+            "DepthwiseConv2dNativeBackpropFilter": (
+                dict(input=[2, 9, 8, 3], filter_sizes=[3, 3, 3, 2], out_backprop=[2, 4, 3, 6]),
+                dict(strides=[1, 2, 2, 1], padding="VALID")),
+            "FractionalAvgPool": (dict(value=[2, 9, 8, 3]), dict(pooling_ratio=[1.0, 1.5, 1.44, 1.0])),
+            "FractionalAvgPoolGrad": (dict(orig_input_tensor_shape=[2, 9, 8, 3], out_backprop=[2, 6, 5, 3],
+                                           row_pooling_sequence=[7], col_pooling_sequence=[6]), {}),
+        }
+        shape_inputs = ("input_sizes", "filter_sizes", "orig_input_tensor_shape")
+        int64_inputs = ("orig_input_tensor_shape", "row_pooling_sequence", "col_pooling_sequence")
+        for name, (inputs, attrs) in calls.items():
+            graphs = []
+            for op in (getattr(tf.raw_ops, name), gradtune_op(name)):
+                with tf.Graph().as_default():
+                    args = {}
+                    for arg, shape in inputs.items():
+                        dtype = tf.int64 if arg in int64_inputs else tf.int32 if arg in shape_inputs else tf.float32
+                        # Shape inputs are constants (their values give the
+                        # output's shape); tensors are placeholders of a shape.
+                        args[arg] = (tf.constant(shape, dtype) if arg in shape_inputs
+                                     else tf.compat.v1.placeholder(dtype, shape))
+                    out = op(**args, **attrs)
+                    out = out if isinstance(out, (list, tuple)) else [out]
+                    graphs.append([t.shape.as_list() for t in out])
+            if name == "FractionalAvgPool":
+                # TF infers the pooling sequences one shorter than its kernel
+                # makes them (output rows, not rows + 1); gradtune infers the
+                # length the kernel returns.
+                graphs[0][1:] = [[n + 1] for [n] in graphs[0][1:]]
+            self.assertEqual(graphs[1], graphs[0], name)
+
+    def test_op_definitions_are_tf(self):
+        # Registered from gradtune's OpSpec (python/gradtune_tf/ops.cc): each
+        # op's definition is TF's own but for its name (and FractionalAvgPool,
+        # stateful here: unseeded, it draws new sequences per call).
+        from tensorflow.python.framework import op_def_registry
+        names = [a[len("Gradtune"):] for a in dir(gradtune_tf.ops) if a.startswith("Gradtune")]
+        # Every op of the build's op list (GRADTUNE_OPS, set by ctest), none else.
+        self.assertEqual(sorted(names), sorted(os.environ["GRADTUNE_OPS"].split(",")))
+        for name in names:
+            want = op_def_registry.get(name)
+            got = op_def_registry.get("Gradtune" + name)
+            self.assertIsNotNone(got, name)
+            want_copy = type(want)()
+            want_copy.CopyFrom(want)
+            want_copy.name = got.name
+            want_copy.ClearField("deprecation")
+            want_copy.is_stateful = want_copy.is_stateful or name == "FractionalAvgPool"
+            self.assertEqual(got, want_copy, name)
+
 
 class Errors(unittest.TestCase):
     """Bad input: TF's exception class and TF's message."""

@@ -24,14 +24,23 @@ struct AttrSpec {
     AttrKind kind;
     bool required;
     AttrValue default_value;
+    std::vector<std::string> allowed = {};  // a string attr's allowed values, in TF's order (empty: any)
+    int64_t min_length = 0;                 // a list attr's least length in TF's definition
 };
 
+// An op as TF's op definition states it (tensorflow/core/ops/nn_ops.cc):
+// enough to register the same op with TensorFlow (python/gradtune_tf).
 struct OpSpec {
     std::string name;
     std::vector<std::string> inputs;   // TF's input names, in order
     std::vector<std::string> input_types;  // per input: "T" or the fixed dtype ("int32", "int64")
     std::vector<std::string> outputs;  // TF's output names, in order
+    std::vector<std::string> output_types;  // per output, like input_types
     std::vector<AttrSpec> attrs;       // excluding T, which the tensors give
+    std::vector<DataType> types;       // T's allowed dtypes, in TF's order
+    size_t type_attr_index = 0;        // where TF's definition lists T among attrs
+    std::string shape_input;           // the input whose value is the output's shape ("" if none)
+    bool stateful = false;             // TF's SetIsStateful (a result may differ between equal calls)
 };
 
 struct OpCall {
