@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every op of the op list (cmake/GradtuneOps.cmake) in every layer: the files
+# Every op (one per generators/<stem>_generator.cpp) in every layer: the files
 # a new op adds (README, "Adding an op"), its
 # knob-space version, its rows in the default suite and its TensorFlow
 # fixtures. (Its TensorFlow custom op comes from its OpSpec, python/gradtune_tf/ops.cc;
@@ -12,8 +12,16 @@ set -euo pipefail
 root="$1"
 cd "$root"
 
-ops=$(sed -n 's/^[[:space:]]*\([A-Za-z0-9]*\):\([a-z0-9_]*\)[[:space:]]*$/\1:\2/p' cmake/GradtuneOps.cmake)
-[ -n "$ops" ] || { echo "no 'Name:stem' entries found in cmake/GradtuneOps.cmake"; exit 1; }
+# The op list as cmake/GradtuneOps.cmake finds it: one op per
+# generators/<stem>_generator.cpp, named by its HALIDE_REGISTER_GENERATOR line.
+ops=""
+for generator in generators/*_generator.cpp; do
+  stem=$(basename "$generator" _generator.cpp)
+  op=$(sed -n 's/^HALIDE_REGISTER_GENERATOR([A-Za-z0-9_]*, *\([A-Za-z0-9]*\))$/\1/p' "$generator")
+  [ -n "$op" ] || { echo "$generator: no 'HALIDE_REGISTER_GENERATOR(<class>, <TF op name>)' line"; exit 1; }
+  ops="$ops $op:$stem"
+done
+[ -n "$ops" ] || { echo "no generators/*_generator.cpp found"; exit 1; }
 
 missing=0
 lack() { echo "$1: $2"; missing=$((missing + 1)); }

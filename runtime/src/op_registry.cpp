@@ -12,7 +12,7 @@ namespace gradtune {
 namespace internal {
 
 // Each op's <stem>_entry() is in runtime/src/<stem>.cpp; the list comes from
-// cmake/GradtuneOps.cmake through the generated op_list.inc.
+// generators/ (cmake/GradtuneOps.cmake) through the generated op_list.inc.
 #define GRADTUNE_OP(name, stem) OpEntry stem##_entry();
 #include "op_list.inc"
 #undef GRADTUNE_OP
