@@ -3,7 +3,7 @@
 # Adding an op is adding its own files, all named after the stem (README,
 # "Adding an op"); no list to edit:
 #   generators/<stem>_generator.cpp
-#   schedules/<stem>.h (the pipeline's Funcs and apply), <stem>_space.h (knob tables, space)
+#   schedules/<stem>.h (knob tables and space; the pipeline's Funcs and apply)
 #   runtime/include/gradtune/<stem>.h, runtime/src/<stem>.cpp
 #   tests/reference/<stem>.h, tests/test_<stem>.cpp
 # The C++ registries (schedules/ops.cpp, runtime/src/op_registry.cpp) include
@@ -40,7 +40,7 @@ foreach (entry IN LISTS GRADTUNE_ALL_OPS)
     list(APPEND GRADTUNE_OPS ${_name})
     list(APPEND GRADTUNE_OP_STEMS ${_stem})
     string(APPEND _op_list_inc "GRADTUNE_OP(${_name}, ${_stem})\n")
-    string(APPEND _op_spaces_inc "#include \"${_stem}_space.h\"\n")
+    string(APPEND _op_spaces_inc "#include \"${_stem}.h\"\n")
 endforeach ()
 set(GRADTUNE_GENERATED_DIR "${PROJECT_BINARY_DIR}/generated")
 file(CONFIGURE OUTPUT "${GRADTUNE_GENERATED_DIR}/op_list.inc" CONTENT "${_op_list_inc}")
@@ -75,7 +75,7 @@ endfunction()
 
 # A hash of each op's generator and schedule sources (plus the files every op
 # shares): provenance of trials and records (what they were tuned on), not
-# their validity, which is the op's knob-space version (schedules/<op>_space.h).
+# their validity, which is the op's knob-space version (schedules/<op>.h).
 set(GRADTUNE_COMMON_SOURCES
     generators/common/window.h
     schedules/halide_knobs.h
@@ -88,7 +88,7 @@ set(GRADTUNE_COMMON_SOURCES
 foreach (op file IN ZIP_LISTS GRADTUNE_OPS GRADTUNE_OP_STEMS)
     set(_files ${GRADTUNE_COMMON_SOURCES}
         generators/${file}_generator.cpp
-        schedules/${file}.h schedules/${file}_space.h)
+        schedules/${file}.h)
     set(_text "")
     foreach (f IN LISTS _files)
         file(READ "${PROJECT_SOURCE_DIR}/${f}" _content)

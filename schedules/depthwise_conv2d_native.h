@@ -1,17 +1,120 @@
-// Schedules of DepthwiseConv2dNative (the forward depthwise convolution): the
-// knob GeneratorParams and apply(), the only place where this op's loops are
-// split, vectorised, parallelised or mapped to GPU threads. The space itself
-// (domains, defaults, legality) is in depthwise_conv2d_native_space.h.
+// Schedule of DepthwiseConv2dNative: its knob tables and space (Halide-free: the tuner and
+// the records tool read them too), then apply(), the only place where this
+// op's loops are split, vectorised, parallelised or mapped to GPU threads
+// (Halide: compiled where GRADTUNE_SCHEDULE_IMPLEMENTATION is defined, in the
+// generators alone).
+//
+// CPU: the output is computed in register tiles of
+//   (vector_width * vectors_per_tile) along the unit-stride dimension
+//   (output channels k = c*M + m for NHWC, output columns for NCHW) x
+//   tile_other along the other dimension (columns for NHWC, output channels
+//   for NCHW) x tile_y rows,
+// accumulating over the FH x FW filter taps; tasks of rows_per_task tile rows
+// run in parallel. Each input element is read FH*FW times and used for one
+// multiply-add per output channel it feeds, so the op is memory bound
+// (~2 FLOP/byte in f32 at 3x3 stride 1): the knobs trade reuse of input rows
+// across the tile rows and of filter taps across the columns against spills.
+// CUDA: one thread per (unit-stride position, other_per_thread positions of
+// the other dimension, row), blocks of threads_inner x threads_other x threads_y.
 #pragma once
 
+#include <algorithm>
+#include <string>
+
+#include "knob_space.h"
+#include "structures.h"
+
+// The knobs, one line each (knob_space.h: how a table is read).
+#define GRADTUNE_DEPTHWISE_CONV2D_NATIVE_CPU_KNOBS(KNOB, SHARED)                                          \
+    KNOB(vector_width, (2, 4, 8, 16, 32, 64), native, "lanes per vector along the unit-stride dimension") \
+    KNOB(vectors_per_tile, (1, 2, 4), 2, "vectors per register tile along the unit-stride dimension")     \
+    KNOB(tile_other, (1, 2, 3, 4, 6, 8), 4,                                                               \
+         "positions along the other tiled dimension (columns in NHWC, output channels in NCHW)")          \
+    KNOB(tile_y, (1, 2, 3, 4), 1, "output rows per register tile (adjacent rows share input rows)")       \
+    KNOB(rows_per_task, (1, 2, 4, 8, 16, 32), 4, "tile rows per parallel task")                           \
+    KNOB(unroll_taps, (0, 1), 0, "fully unroll the filter taps (fixed filter size only)")                 \
+    KNOB(channel_outer, (0, 1), 0, "1: loop over channel tiles outside the spatial tiles of a task")      \
+    KNOB(stage_input, (0, 1), 0,                                                                          \
+         "1: copy the zero-padded input slice of a task first (no boundary selects in the tap loop)")
+
+#define GRADTUNE_DEPTHWISE_CONV2D_NATIVE_CUDA_KNOBS(KNOB, SHARED)                                        \
+    KNOB(threads_inner, (8, 16, 32, 64, 128), 32, "threads along the unit-stride dimension (coalesced)") \
+    KNOB(threads_other, (1, 2, 4, 8), 4,                                                                 \
+         "threads along the other dimension (columns in NHWC, output channels in NCHW)")                 \
+    KNOB(threads_y, (1, 2, 4, 8), 2, "threads along rows")                                               \
+    KNOB(other_per_thread, (1, 2, 4), 1, "positions along the other dimension computed by one thread")
+
+namespace gradtune {
+
+GRADTUNE_TYPED_KNOBS(DepthwiseConv2dNativeCpuKnobs, GRADTUNE_DEPTHWISE_CONV2D_NATIVE_CPU_KNOBS);
+GRADTUNE_TYPED_KNOBS(DepthwiseConv2dNativeCudaKnobs, GRADTUNE_DEPTHWISE_CONV2D_NATIVE_CUDA_KNOBS);
+
+namespace depthwise_conv2d_native_space {
+
+inline KnobSpace cpu_space(const Structure &s) {
+    const DepthwiseStructure fixed = DepthwiseStructure::from(s);
+    const int bytes = dtype_bytes(s.dtype);
+    // 16-bit floats accumulate in float32: registers are counted in
+    // accumulator lanes, and the default vector is one AVX-512 register of them.
+    const int accumulator_bytes = gradtune::accumulator_bytes(s.dtype);
+    const int native = 64 / accumulator_bytes;
+    const bool fixed_filter = fixed.filter_height > 0 && fixed.filter_width > 0;
+    const int taps = fixed.filter_height * fixed.filter_width;
+    KnobSpace space;
+    space.knobs = GRADTUNE_KNOB_LIST(GRADTUNE_DEPTHWISE_CONV2D_NATIVE_CPU_KNOBS);
+    space.constraint =
+        KnobSpace::typed<DepthwiseConv2dNativeCpuKnobs>([=](const DepthwiseConv2dNativeCpuKnobs &k) -> std::string {
+            const int vector_bytes = k.vector_width * bytes;
+            if (std::string why = check_vector_bytes(vector_bytes); !why.empty()) return why;
+            const int registers_per_vector = std::max(1, k.vector_width * accumulator_bytes / 64);
+            const int accumulators = k.vectors_per_tile * k.tile_other * k.tile_y * registers_per_vector;
+            if (accumulators > 32)
+                return "the register tile needs " + std::to_string(accumulators) + " vector registers (max 32)";
+            if (k.unroll_taps && (!fixed_filter || taps > 49))
+                return "unroll_taps needs a fixed filter of at most 49 taps";
+            return "";
+        });
+    return space;
+}
+
+inline KnobSpace cuda_space(const Structure &) {
+    KnobSpace space;
+    space.knobs = GRADTUNE_KNOB_LIST(GRADTUNE_DEPTHWISE_CONV2D_NATIVE_CUDA_KNOBS);
+    space.constraint =
+        KnobSpace::typed<DepthwiseConv2dNativeCudaKnobs>([](const DepthwiseConv2dNativeCudaKnobs &k) -> std::string {
+            const int threads = k.threads_inner * k.threads_other * k.threads_y;
+            if (std::string why = check_threads_per_block(threads); !why.empty()) return why;
+            return "";
+        });
+    return space;
+}
+
+}  // namespace depthwise_conv2d_native_space
+
+inline OpSchema depthwise_conv2d_native_schema() {
+    OpSchema op;
+    op.name = "DepthwiseConv2dNative";
+    op.dtypes = {"float16", "bfloat16", "float32", "float64"};
+    op.data_formats = {"NHWC", "NCHW"};
+    op.structure_params = DepthwiseStructure::names();
+    op.devices = {Device::cpu, Device::cuda};
+    op.knob_space_version = 1;  // bump when a knob's meaning changes
+    op.space = per_device(depthwise_conv2d_native_space::cpu_space, depthwise_conv2d_native_space::cuda_space);
+    return op;
+}
+
+}  // namespace gradtune
+
+// --- The schedule (Halide; compiled by the generators alone) -----------------
+#ifdef GRADTUNE_SCHEDULE_IMPLEMENTATION
+
 #include "Halide.h"
-#include "depthwise_conv2d_native_space.h"
 #include "direct_tiles.h"
 #include "halide_knobs.h"
 
 namespace gradtune {
 
-// The knob GeneratorParams of both devices' tables (depthwise_conv2d_native_space.h).
+// The knob GeneratorParams of both devices' tables (above).
 GRADTUNE_GENERATOR_KNOBS(DepthwiseConv2dNativeKnobs, GRADTUNE_DEPTHWISE_CONV2D_NATIVE_CPU_KNOBS,
                          GRADTUNE_DEPTHWISE_CONV2D_NATIVE_CUDA_KNOBS);
 
@@ -28,8 +131,7 @@ struct DepthwiseConv2dNativePipeline {
     DirectOutput direct() const { return {output, accumulator, k, x, y, n, channels, width, height}; }
 };
 
-// apply() for DepthwiseConv2dNative. Knob meanings and legal values:
-// depthwise_conv2d_native_space.h.
+// apply() for DepthwiseConv2dNative. Knob meanings and legal values: the tables above.
 namespace depthwise_conv2d_native_schedule {
 
 using namespace Halide;
@@ -72,3 +174,5 @@ inline void apply(const Knobs &knobs, const Structure &structure, DepthwiseConv2
 }
 
 }  // namespace gradtune
+
+#endif  // GRADTUNE_SCHEDULE_IMPLEMENTATION

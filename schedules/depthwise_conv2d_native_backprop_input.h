@@ -1,18 +1,124 @@
-// Schedules of DepthwiseConv2dNativeBackpropInput: the knob GeneratorParams
-// and apply(), the only place where this op's loops are split, vectorised,
-// parallelised or mapped to GPU threads. The space itself (domains, defaults,
-// legality) is in depthwise_conv2d_native_backprop_input_space.h.
+// Schedule of DepthwiseConv2dNativeBackpropInput: its knob tables and space (Halide-free: the tuner and
+// the records tool read them too), then apply(), the only place where this
+// op's loops are split, vectorised, parallelised or mapped to GPU threads
+// (Halide: compiled where GRADTUNE_SCHEDULE_IMPLEMENTATION is defined, in the
+// generators alone).
+//
+// CPU: the output dIn is computed in register tiles of
+//   (vector_width * vectors_per_tile) along the unit-stride dimension
+//   (channels for NHWC, columns for NCHW) x tile_other along the other
+//   dimension (columns for NHWC, channels for NCHW) x tile_y rows,
+// accumulating over the valid filter taps; tasks of rows_per_task tile rows
+// run in parallel. The op is memory bound (~2.25 FLOP/byte at stride 1), so
+// the knobs mostly trade register reuse of filter taps against spills.
+// CUDA: one thread per (unit-stride position, other_per_thread positions of
+// the other dimension, row), blocks of threads_inner x threads_other x threads_y.
 #pragma once
 
+#include <string>
+
+#include "knob_space.h"
+#include "structures.h"
+
+// The knobs, one line each (knob_space.h: how a table is read).
+#define GRADTUNE_DEPTHWISE_CONV2D_NATIVE_BACKPROP_INPUT_CPU_KNOBS(KNOB, SHARED)                           \
+    KNOB(vector_width, (2, 4, 8, 16, 32, 64), native, "lanes per vector along the unit-stride dimension") \
+    KNOB(vectors_per_tile, (1, 2, 3, 4), 2, "vectors per register tile along the unit-stride dimension",  \
+         .values_since = 2)                                                                               \
+    KNOB(tile_other, (1, 2, 3, 4, 6, 8), 4,                                                               \
+         "positions along the other tiled dimension (columns in NHWC, channels in NCHW)")                 \
+    KNOB(tile_y, (1, 2, 3, 4), 1, "rows per register tile")                                               \
+    KNOB(rows_per_task, (1, 2, 4, 8, 16, 32), 4, "tile rows per parallel task")                           \
+    KNOB(unroll_taps, (0, 1), 0, "fully unroll the filter taps (fixed filter size only)")                 \
+    KNOB(channel_outer, (0, 1), 0, "1: loop over channel tiles outside the spatial tiles of a task")      \
+    KNOB(stage_out_backprop, (0, 1), 0, "1: copy the zero-padded out_backprop slice of a task first")
+
+#define GRADTUNE_DEPTHWISE_CONV2D_NATIVE_BACKPROP_INPUT_CUDA_KNOBS(KNOB, SHARED)                                  \
+    KNOB(threads_inner, (8, 16, 32, 64, 128), 32, "threads along the unit-stride dimension (coalesced)")          \
+    KNOB(threads_other, (1, 2, 4, 8), 4, "threads along the other dimension (columns in NHWC, channels in NCHW)") \
+    KNOB(threads_y, (1, 2, 4, 8), 2, "threads along rows")                                                        \
+    KNOB(other_per_thread, (1, 2, 4), 1, "positions along the other dimension computed by one thread")
+
+namespace gradtune {
+
+GRADTUNE_TYPED_KNOBS(DepthwiseConv2dNativeBackpropInputCpuKnobs,
+                     GRADTUNE_DEPTHWISE_CONV2D_NATIVE_BACKPROP_INPUT_CPU_KNOBS);
+GRADTUNE_TYPED_KNOBS(DepthwiseConv2dNativeBackpropInputCudaKnobs,
+                     GRADTUNE_DEPTHWISE_CONV2D_NATIVE_BACKPROP_INPUT_CUDA_KNOBS);
+
+namespace depthwise_conv2d_native_backprop_input_space {
+
+inline KnobSpace cpu_space(const Structure &s) {
+    const DepthwiseStructure fixed = DepthwiseStructure::from(s);
+    const int bytes = dtype_bytes(s.dtype);
+    const int native = 64 / bytes;  // one AVX-512 register
+    const bool nhwc = s.data_format == "NHWC";
+    const bool fixed_filter = fixed.filter_height > 0 && fixed.filter_width > 0;
+    const int taps = fixed.filter_height * fixed.filter_width;
+    KnobSpace space;
+    space.knobs = GRADTUNE_KNOB_LIST(GRADTUNE_DEPTHWISE_CONV2D_NATIVE_BACKPROP_INPUT_CPU_KNOBS);
+    space.constraint = KnobSpace::typed<DepthwiseConv2dNativeBackpropInputCpuKnobs>(
+        [=](const DepthwiseConv2dNativeBackpropInputCpuKnobs &k) -> std::string {
+            const int vector_bytes = k.vector_width * bytes;
+            if (std::string why = check_vector_bytes(vector_bytes); !why.empty()) return why;
+            // With a fixed stride the reduction runs one tap phase of the tile at
+            // a time (NHWC columns, and rows), so only ceil(tile / stride)
+            // columns and rows of it are live.
+            const int stride = std::max(1, fixed.stride);
+            const int live_columns = nhwc ? (k.tile_other + stride - 1) / stride : k.tile_other;
+            const int live_rows = (k.tile_y + stride - 1) / stride;
+            const int accumulators = k.vectors_per_tile * live_columns * live_rows * std::max(1, vector_bytes / 64);
+            if (accumulators > 32)
+                return "the register tile needs " + std::to_string(accumulators) + " vector registers (max 32)";
+            if (k.unroll_taps && (!fixed_filter || taps > 49))
+                return "unroll_taps needs a fixed filter of at most 49 taps";
+            return "";
+        });
+    return space;
+}
+
+inline KnobSpace cuda_space(const Structure &) {
+    KnobSpace space;
+    space.knobs = GRADTUNE_KNOB_LIST(GRADTUNE_DEPTHWISE_CONV2D_NATIVE_BACKPROP_INPUT_CUDA_KNOBS);
+    space.constraint = KnobSpace::typed<DepthwiseConv2dNativeBackpropInputCudaKnobs>(
+        [](const DepthwiseConv2dNativeBackpropInputCudaKnobs &k) -> std::string {
+            const int threads = k.threads_inner * k.threads_other * k.threads_y;
+            if (std::string why = check_threads_per_block(threads); !why.empty()) return why;
+            return "";
+        });
+    return space;
+}
+
+}  // namespace depthwise_conv2d_native_backprop_input_space
+
+inline OpSchema depthwise_conv2d_native_backprop_input_schema() {
+    OpSchema op;
+    op.name = "DepthwiseConv2dNativeBackpropInput";
+    op.dtypes = {"float16", "bfloat16", "float32", "float64"};
+    op.data_formats = {"NHWC", "NCHW"};
+    op.structure_params = DepthwiseStructure::names();
+    op.devices = {Device::cpu, Device::cuda};
+    // 2: vectors_per_tile 3 (CPU: tiles of 48 channels, which divide the
+    // 144, 240, 480, 672, 960 channels of MobileNet and EfficientNet layers).
+    op.knob_space_version = 2;  // bump when a knob's meaning changes
+    op.space = per_device(depthwise_conv2d_native_backprop_input_space::cpu_space,
+                          depthwise_conv2d_native_backprop_input_space::cuda_space);
+    return op;
+}
+
+}  // namespace gradtune
+
+// --- The schedule (Halide; compiled by the generators alone) -----------------
+#ifdef GRADTUNE_SCHEDULE_IMPLEMENTATION
+
 #include "Halide.h"
-#include "depthwise_conv2d_native_backprop_input_space.h"
 #include "direct_tiles.h"
 #include "halide_knobs.h"
 #include "tap_phases.h"
 
 namespace gradtune {
 
-// The knob GeneratorParams of both devices' tables (depthwise_conv2d_native_backprop_input_space.h).
+// The knob GeneratorParams of both devices' tables (above).
 GRADTUNE_GENERATOR_KNOBS(DepthwiseConv2dNativeBackpropInputKnobs,
                          GRADTUNE_DEPTHWISE_CONV2D_NATIVE_BACKPROP_INPUT_CPU_KNOBS,
                          GRADTUNE_DEPTHWISE_CONV2D_NATIVE_BACKPROP_INPUT_CUDA_KNOBS);
@@ -30,8 +136,7 @@ struct DepthwiseConv2dNativeBackpropInputPipeline {
     DirectOutput direct() const { return {output, accumulator, c, x, y, n, channels, width, height}; }
 };
 
-// apply() for DepthwiseConv2dNativeBackpropInput. Knob meanings and legal
-// values: depthwise_conv2d_native_backprop_input_space.h.
+// apply() for DepthwiseConv2dNativeBackpropInput. Knob meanings and legal values: the tables above.
 namespace depthwise_conv2d_native_backprop_input_schedule {
 
 using namespace Halide;
@@ -93,3 +198,5 @@ inline void apply(const Knobs &knobs, const Structure &structure, DepthwiseConv2
 }
 
 }  // namespace gradtune
+
+#endif  // GRADTUNE_SCHEDULE_IMPLEMENTATION

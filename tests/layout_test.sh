@@ -30,14 +30,14 @@ for entry in $ops; do
   op="${entry%%:*}" stem="${entry#*:}"
   count=$((count + 1))
   for f in "generators/${stem}_generator.cpp" \
-           "schedules/${stem}.h" "schedules/${stem}_space.h" \
+           "schedules/${stem}.h" \
            "runtime/include/gradtune/${stem}.h" "runtime/src/${stem}.cpp" \
            "tests/reference/${stem}.h" "tests/test_${stem}.cpp" \
            "tests/golden/${op}.json"; do
     [ -f "$f" ] || lack "$op" "no $f"
   done
-  [ ! -f "schedules/${stem}_space.h" ] || grep -q "knob_space_version = [0-9]" "schedules/${stem}_space.h" ||
-    lack "$op" "schedules/${stem}_space.h declares no knob_space_version"
+  [ ! -f "schedules/${stem}.h" ] || grep -q "knob_space_version = [0-9]" "schedules/${stem}.h" ||
+    lack "$op" "schedules/${stem}.h declares no knob_space_version"
   grep -q "^${op}[[:space:]]" bench/suites/default.txt ||
     lack "$op" "no row in bench/suites/default.txt"
 done
