@@ -80,7 +80,7 @@ public:
         // The input reads zero outside its rows and columns (the padding), and
         // outside its channels: a register tile over ci may run past Cg, and
         // the schedule discards what it computes there.
-        p.input = BoundaryConditions::constant_exterior(
+        Func bounded = BoundaryConditions::constant_exterior(
             *input, cast(T, 0),
             {{0, input->dim(0).extent()}, {0, input->dim(1).extent()}, {0, input->dim(2).extent()}, {Expr(), Expr()}});
         Var a{"a"}, b{"b"}, c{"c"}, d{"d"};
@@ -90,7 +90,17 @@ public:
                            out_backprop->dim(3).extent(), "positions");
         RVar ow = p.positions.x, oh = p.positions.y, n = p.positions.z;
         Expr dy = p.out_backprop(o, ow, oh, n);
-        Expr x = p.input(group * p.group_in_depth + ci, ow * sw - pad_left + fw * dw, oh * sh - pad_top + fh * dh, n);
+        Expr x;
+        if (filter_height == 1 && filter_width == 1 && data_format == DataFormat::NHWC) {
+            // A fixed 1x1 filter reads the input at output positions only:
+            // defined there, a staged copy of the input holds just what the
+            // reduction reads (a stride-2 projection reads a quarter of it).
+            p.input(a, b, c, d) = bounded(a, b * sw - pad_left, c * sh - pad_top, d);
+            x = p.input(group * p.group_in_depth + ci, ow, oh, n);
+        } else {
+            p.input = bounded;
+            x = p.input(group * p.group_in_depth + ci, ow * sw - pad_left + fw * dw, oh * sh - pad_top + fh * dh, n);
+        }
         p.accumulator(o, ci, fw, fh) = cast(acc_type, 0);
         p.accumulator(o, ci, fw, fh) += widen(dy, acc_type) * widen(x, acc_type);
         (*output)(o, ci, fw, fh) = narrow(p.accumulator(o, ci, fw, fh), T);

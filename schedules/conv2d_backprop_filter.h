@@ -154,7 +154,8 @@ GRADTUNE_GENERATOR_KNOBS(Conv2DBackpropFilterKnobs, GRADTUNE_CONV2D_BACKPROP_FIL
 struct Conv2DBackpropFilterPipeline {
     Halide::Func output;                           // dF(o, ci, fw, fh), type T
     Halide::Func accumulator{"accumulator"};       // (o, ci, fw, fh): pure 0, update += over positions
-    Halide::Func input{"input_padded"};            // (c, w, h, n), zero outside the input
+    Halide::Func input{"input_padded"};            // (c, w, h, n), zero outside the input; with a
+                                                   // fixed 1x1 filter (NHWC) at output positions (c, ow, oh, n)
     Halide::Func out_backprop{"out_backprop_in"};  // (o, ow, oh, n), out_backprop as is
     Halide::RDom positions;                        // (ow, oh, n): every out_backprop position
     Halide::Var o{"o"}, ci{"ci"}, fw{"fw"}, fh{"fh"};
@@ -321,7 +322,7 @@ inline void stage_block(const Conv2DBackpropFilterCpuKnobs &k, bool nhwc, bool t
         bool clamped;  // its boundary condition clamps the dense dimension
     };
     for (auto [stage, staged, clamped] : {Staged{k.stage_out_backprop, p.out_backprop, false},  // (o, ow, oh, n)
-                                          Staged{k.stage_input, p.input, true}}) {              // (c, w, h, n)
+                                          Staged{k.stage_input, p.input, true}}) {  // (c, w, h, n) or (c, ow, oh, n)
         if (!stage) continue;
         const std::vector<Var> v = staged.args();
         const Var dense = nhwc ? v[0] : v[1], lanes{"lanes"};
