@@ -7,6 +7,7 @@
 #include <sstream>
 #include <thread>
 
+#include "dense_conv_case.h"
 #include "reference/conv2d.h"
 #include "reference/conv2d_backprop_filter.h"
 #include "test_util.h"
@@ -19,44 +20,7 @@ namespace {
 
 constexpr const char *kOp = "Conv2DBackpropFilter";
 
-struct Case {
-    int64_t N, H, W, C, O, FH, FW, G;  // G groups: the filter is [FH, FW, C / G, O]
-    int64_t stride_h, stride_w, dilation_h, dilation_w;
-    std::string padding;
-    std::array<int, 4> pads{};  // top, bottom, left, right (EXPLICIT only)
-
-    std::string describe() const {
-        std::ostringstream out;
-        out << "N" << N << " H" << H << " W" << W << " C" << C << " O" << O << " G" << G << " f" << FH << "x" << FW
-            << " s" << stride_h << "x" << stride_w << " d" << dilation_h << "x" << dilation_w << " " << padding;
-        if (padding == "EXPLICIT") out << "(" << pads[0] << "," << pads[1] << "," << pads[2] << "," << pads[3] << ")";
-        return out.str();
-    }
-    std::vector<int64_t> filter_shape() const { return {FH, FW, C / G, O}; }
-};
-
-bool is_nchw(const std::string &layout) { return layout == "NCHW"; }
-
-// An NHWC shape in `layout` order.
-std::vector<int64_t> in_layout(const std::vector<int64_t> &s, const std::string &layout) {
-    return is_nchw(layout) ? std::vector<int64_t>{s[0], s[3], s[1], s[2]} : s;
-}
-
-// A (row, column) attr in `layout` order, 1 for batch and depth.
-std::vector<int> spatial_attr(int64_t rows, int64_t cols, const std::string &layout) {
-    const int r = static_cast<int>(rows), c = static_cast<int>(cols);
-    return is_nchw(layout) ? std::vector<int>{1, 1, r, c} : std::vector<int>{1, r, c, 1};
-}
-
-Conv2DBackpropFilter::Attrs attrs_of(const Case &k, const std::string &layout) {
-    auto attrs = Conv2DBackpropFilter::DataFormat(layout).Dilations(spatial_attr(k.dilation_h, k.dilation_w, layout));
-    if (k.padding == "EXPLICIT") {
-        auto [t, b, l, r] = k.pads;
-        attrs = attrs.ExplicitPaddings(is_nchw(layout) ? std::vector<int>{0, 0, 0, 0, t, b, l, r}
-                                                       : std::vector<int>{0, 0, t, b, l, r, 0, 0});
-    }
-    return attrs;
-}
+using Case = DenseConvCase;
 
 // Runs one case through the public API (forcing `variant` unless empty) and
 // compares with the reference.
@@ -83,7 +47,7 @@ Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const
     Tensor output;
     outcome.status = Conv2DBackpropFilter::Compute(x_tensor, int32_vector(filter_shape), dy_tensor,
                                                    spatial_attr(k.stride_h, k.stride_w, layout), k.padding, &output,
-                                                   attrs_of(k, layout), options);
+                                                   attrs_of<Conv2DBackpropFilter>(k, layout), options);
     if (!outcome.status.ok()) return outcome;
     outcome.error = normwise_error(to_doubles(output), want);
     return outcome;
@@ -202,15 +166,7 @@ TEST_CASE("Conv2DBackpropFilter: dispatch serves TF's Conv2D gradient-checker co
         {2, 6, 7, 3, 2, 3, 4, 1, 1, 2, 1, 1, "EXPLICIT", {0, 0, 0, 5}},
         {2, 5, 4, 4, 6, 3, 3, 2, 1, 1, 1, 1, "VALID", {}},
     };
-    for (DataType dtype : {DataType::kFloat, DataType::kDouble})
-        for (const char *layout : {"NHWC", "NCHW"})
-            for (const Case &k : cases) {
-                Outcome o = run_case(k, dtype, layout, "", 7);
-                INFO(k.describe() << " " << layout << " " << DataTypeName(dtype));
-                REQUIRE(o.valid);
-                REQUIRE(o.status.ok());
-                CHECK(o.error <= tolerance(dtype));
-            }
+    check_dispatch_cases(cases, run_case);
 }
 
 TEST_CASE("Conv2DBackpropFilter: TF's goldens (spec 13.2)", "[conv2d_backprop_filter]") {
@@ -278,13 +234,13 @@ TEST_CASE("Conv2DBackpropFilter: adjoint identity with the forward convolution",
             Geometry2D g{k.stride_h, k.stride_w, k.dilation_h, k.dilation_w, rows.pad_before, cols.pad_before};
             auto y = reference::conv2d(x, in_shape, f, f_shape, rows.output, cols.output, g);
             Tensor df;
-            REQUIRE(Conv2DBackpropFilter::Compute(
-                        make_tensor(DataType::kDouble, in_layout(in_shape, layout),
-                                    is_nchw(layout) ? nhwc_to_nchw(x, in_shape) : x),
-                        int32_vector(f_shape),
-                        make_tensor(DataType::kDouble, in_layout(out_shape, layout),
-                                    is_nchw(layout) ? nhwc_to_nchw(dy, out_shape) : dy),
-                        spatial_attr(k.stride_h, k.stride_w, layout), k.padding, &df, attrs_of(k, layout))
+            REQUIRE(Conv2DBackpropFilter::Compute(make_tensor(DataType::kDouble, in_layout(in_shape, layout),
+                                                              is_nchw(layout) ? nhwc_to_nchw(x, in_shape) : x),
+                                                  int32_vector(f_shape),
+                                                  make_tensor(DataType::kDouble, in_layout(out_shape, layout),
+                                                              is_nchw(layout) ? nhwc_to_nchw(dy, out_shape) : dy),
+                                                  spatial_attr(k.stride_h, k.stride_w, layout), k.padding, &df,
+                                                  attrs_of<Conv2DBackpropFilter>(k, layout))
                         .ok());
             double lhs = 0, rhs = 0;
             for (size_t i = 0; i < y.size(); i++) lhs += y[i] * dy[i];

@@ -3,11 +3,12 @@
 // identity with the forward convolution, TF's bad-input table (spec section
 // 11 rows 25-47 with the section 15 policy), empty tensors, thread safety.
 #include <array>
-#include <iterator>
 #include <catch2/catch.hpp>
+#include <iterator>
 #include <sstream>
 #include <thread>
 
+#include "dense_conv_case.h"
 #include "reference/conv2d.h"
 #include "reference/conv2d_backprop_input.h"
 #include "test_util.h"
@@ -20,43 +21,7 @@ namespace {
 
 constexpr const char *kOp = "Conv2DBackpropInput";
 
-struct Case {
-    int64_t N, H, W, C, O, FH, FW, G;  // G groups: the filter is [FH, FW, C / G, O]
-    int64_t stride_h, stride_w, dilation_h, dilation_w;
-    std::string padding;
-    std::array<int, 4> pads{};  // top, bottom, left, right (EXPLICIT only)
-
-    std::string describe() const {
-        std::ostringstream out;
-        out << "N" << N << " H" << H << " W" << W << " C" << C << " O" << O << " G" << G << " f" << FH << "x" << FW
-            << " s" << stride_h << "x" << stride_w << " d" << dilation_h << "x" << dilation_w << " " << padding;
-        if (padding == "EXPLICIT") out << "(" << pads[0] << "," << pads[1] << "," << pads[2] << "," << pads[3] << ")";
-        return out.str();
-    }
-};
-
-bool is_nchw(const std::string &layout) { return layout == "NCHW"; }
-
-// An NHWC shape in `layout` order.
-std::vector<int64_t> in_layout(const std::vector<int64_t> &s, const std::string &layout) {
-    return is_nchw(layout) ? std::vector<int64_t>{s[0], s[3], s[1], s[2]} : s;
-}
-
-// A (row, column) attr in `layout` order, 1 for batch and depth.
-std::vector<int> spatial_attr(int64_t rows, int64_t cols, const std::string &layout) {
-    const int r = static_cast<int>(rows), c = static_cast<int>(cols);
-    return is_nchw(layout) ? std::vector<int>{1, 1, r, c} : std::vector<int>{1, r, c, 1};
-}
-
-Conv2DBackpropInput::Attrs attrs_of(const Case &k, const std::string &layout) {
-    auto attrs = Conv2DBackpropInput::DataFormat(layout).Dilations(spatial_attr(k.dilation_h, k.dilation_w, layout));
-    if (k.padding == "EXPLICIT") {
-        auto [t, b, l, r] = k.pads;
-        attrs = attrs.ExplicitPaddings(is_nchw(layout) ? std::vector<int>{0, 0, 0, 0, t, b, l, r}
-                                                       : std::vector<int>{0, 0, t, b, l, r, 0, 0});
-    }
-    return attrs;
-}
+using Case = DenseConvCase;
 
 // Test data of `dtype`: uniform in [-1, 1) for floats, small integers for
 // int32 (exact arithmetic).
@@ -88,9 +53,9 @@ Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const
     RunOptions options;
     options.variant = variant;
     Tensor output;
-    outcome.status = Conv2DBackpropInput::Compute(sizes, filter_tensor, dy_tensor,
-                                                  spatial_attr(k.stride_h, k.stride_w, layout), k.padding, &output,
-                                                  attrs_of(k, layout), options);
+    outcome.status =
+        Conv2DBackpropInput::Compute(sizes, filter_tensor, dy_tensor, spatial_attr(k.stride_h, k.stride_w, layout),
+                                     k.padding, &output, attrs_of<Conv2DBackpropInput>(k, layout), options);
     if (!outcome.status.ok()) return outcome;
     std::vector<double> got = to_doubles(output);
     if (nchw) got = nchw_to_nhwc(got, in_layout(in_shape, layout));
@@ -208,15 +173,7 @@ TEST_CASE("Conv2DBackpropInput: dispatch serves TF's Conv2D gradient-checker con
         {2, 6, 7, 3, 2, 3, 4, 1, 1, 2, 1, 1, "EXPLICIT", {0, 0, 0, 5}},
         {2, 5, 4, 4, 6, 3, 3, 2, 1, 1, 1, 1, "VALID", {}},
     };
-    for (DataType dtype : {DataType::kFloat, DataType::kDouble})
-        for (const char *layout : {"NHWC", "NCHW"})
-            for (const Case &k : cases) {
-                Outcome o = run_case(k, dtype, layout, "", 7);
-                INFO(k.describe() << " " << layout << " " << DataTypeName(dtype));
-                REQUIRE(o.valid);
-                REQUIRE(o.status.ok());
-                CHECK(o.error <= tolerance(dtype));
-            }
+    check_dispatch_cases(cases, run_case);
 }
 
 namespace {
@@ -360,11 +317,12 @@ TEST_CASE("Conv2DBackpropInput: adjoint identity with the forward convolution", 
             Geometry2D g{k.stride_h, k.stride_w, k.dilation_h, k.dilation_w, rows.pad_before, cols.pad_before};
             auto y = reference::conv2d(x, in_shape, f, f_shape, rows.output, cols.output, g);
             Tensor dx;
-            REQUIRE(Conv2DBackpropInput::Compute(
-                        int32_vector(in_layout(in_shape, layout)), make_tensor(DataType::kDouble, f_shape, f),
-                        make_tensor(DataType::kDouble, in_layout(out_shape, layout),
-                                    is_nchw(layout) ? nhwc_to_nchw(dy, out_shape) : dy),
-                        spatial_attr(k.stride_h, k.stride_w, layout), k.padding, &dx, attrs_of(k, layout))
+            REQUIRE(Conv2DBackpropInput::Compute(int32_vector(in_layout(in_shape, layout)),
+                                                 make_tensor(DataType::kDouble, f_shape, f),
+                                                 make_tensor(DataType::kDouble, in_layout(out_shape, layout),
+                                                             is_nchw(layout) ? nhwc_to_nchw(dy, out_shape) : dy),
+                                                 spatial_attr(k.stride_h, k.stride_w, layout), k.padding, &dx,
+                                                 attrs_of<Conv2DBackpropInput>(k, layout))
                         .ok());
             std::vector<double> dx_values = to_doubles(dx);
             if (is_nchw(layout)) dx_values = nchw_to_nhwc(dx_values, in_layout(in_shape, layout));

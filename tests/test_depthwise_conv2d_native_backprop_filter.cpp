@@ -198,15 +198,7 @@ TEST_CASE("DepthwiseConv2dNativeBackpropFilter: dispatch serves TF's depthwise g
         {2, 5, 8, 1, 2, 3, 4, 1, 2, 1, "EXPLICIT", {3, 1, 2, 3}},
         {2, 4, 3, 2, 1, 3, 2, 1, 1, 1, "EXPLICIT", {2, 0, 1, 0}},
     };
-    for (DataType dtype : {DataType::kFloat, DataType::kDouble})
-        for (const char *layout : {"NHWC", "NCHW"})
-            for (const Case &k : cases) {
-                Outcome o = run_case(k, dtype, layout, "", 7);
-                INFO(k.describe() << " " << layout << " " << DataTypeName(dtype));
-                REQUIRE(o.valid);
-                REQUIRE(o.status.ok());
-                CHECK(o.error <= tolerance(dtype));
-            }
+    check_dispatch_cases(cases, run_case);
 }
 
 TEST_CASE("DepthwiseConv2dNativeBackpropFilter: TF's depthwise golden is reproduced exactly through the gradient (spec 1.1)",

@@ -88,4 +88,20 @@ SweepCounts check_every_variant(const std::string &op, const std::function<std::
     return counts;
 }
 
+// TF's test configs through dispatch (no forced variant), float32 and
+// float64, NHWC and NCHW: each must be valid, succeed and be within the
+// dtype's tolerance. run_case as for check_every_variant.
+template <typename Case, typename RunCase>
+void check_dispatch_cases(const std::vector<Case> &cases, const RunCase &run_case) {
+    for (DataType dtype : {DataType::kFloat, DataType::kDouble})
+        for (const char *layout : {"NHWC", "NCHW"})
+            for (const Case &k : cases) {
+                const Outcome o = run_case(k, dtype, layout, "", 7);
+                INFO(k.describe() << " " << layout << " " << DataTypeName(dtype));
+                REQUIRE(o.valid);
+                REQUIRE(o.status.ok());
+                CHECK(o.error <= tolerance(dtype));
+            }
+}
+
 }  // namespace gradtune::testing
