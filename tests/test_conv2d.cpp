@@ -35,10 +35,6 @@ struct Case {
     }
 };
 
-std::vector<int64_t> to_layout(const std::vector<int64_t> &nhwc, bool nchw) {
-    return nchw ? std::vector<int64_t>{nhwc[0], nhwc[3], nhwc[1], nhwc[2]} : nhwc;
-}
-
 // Test data: uniform in [-1, 1) for floats; small integers (-4..4, truncated
 // from [-5, 5)) for int32, so that int32 sums are exact and far from overflow.
 std::vector<double> data(int64_t n, uint32_t seed, DataType dtype) {
@@ -65,16 +61,8 @@ Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const
     const bool nchw = layout == "NCHW";
     Tensor x_tensor = make_tensor(dtype, to_layout(in_shape, nchw), nchw ? nhwc_to_nchw(x, in_shape) : x);
     Tensor filter_tensor = make_tensor(dtype, filter_shape, filter);
-    const int sh = static_cast<int>(k.stride_h), sw = static_cast<int>(k.stride_w);
-    std::vector<int> strides = nchw ? std::vector<int>{1, 1, sh, sw} : std::vector<int>{1, sh, sw, 1};
-    const int dh = static_cast<int>(k.dilation_h), dw = static_cast<int>(k.dilation_w);
-    auto attrs = Conv2D::DataFormat(layout).Dilations(nchw ? std::vector<int>{1, 1, dh, dw}
-                                                          : std::vector<int>{1, dh, dw, 1});
-    if (k.padding == "EXPLICIT") {
-        auto [t, b, l, r] = k.pads;
-        attrs = attrs.ExplicitPaddings(nchw ? std::vector<int>{0, 0, 0, 0, t, b, l, r}
-                                            : std::vector<int>{0, 0, t, b, l, r, 0, 0});
-    }
+    std::vector<int> strides = spatial_attr(k.stride_h, k.stride_w, nchw);
+    auto attrs = conv_attrs<Conv2D>(k, layout);
     RunOptions options;
     options.variant = variant;
     Tensor output;

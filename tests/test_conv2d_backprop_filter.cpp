@@ -40,14 +40,15 @@ Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const
     std::vector<double> want = conv2d_backprop_filter(x, in_shape, filter_shape, dy, out_shape, g);
 
     const bool nchw = is_nchw(layout);
-    Tensor x_tensor = make_tensor(dtype, in_layout(in_shape, layout), nchw ? nhwc_to_nchw(x, in_shape) : x);
-    Tensor dy_tensor = make_tensor(dtype, in_layout(out_shape, layout), nchw ? nhwc_to_nchw(dy, out_shape) : dy);
+    Tensor x_tensor = make_tensor(dtype, to_layout(in_shape, is_nchw(layout)), nchw ? nhwc_to_nchw(x, in_shape) : x);
+    Tensor dy_tensor =
+        make_tensor(dtype, to_layout(out_shape, is_nchw(layout)), nchw ? nhwc_to_nchw(dy, out_shape) : dy);
     RunOptions options;
     options.variant = variant;
     Tensor output;
     outcome.status = Conv2DBackpropFilter::Compute(x_tensor, int32_vector(filter_shape), dy_tensor,
-                                                   spatial_attr(k.stride_h, k.stride_w, layout), k.padding, &output,
-                                                   attrs_of<Conv2DBackpropFilter>(k, layout), options);
+                                                   spatial_attr(k.stride_h, k.stride_w, is_nchw(layout)), k.padding,
+                                                   &output, conv_attrs<Conv2DBackpropFilter>(k, layout), options);
     if (!outcome.status.ok()) return outcome;
     outcome.error = normwise_error(to_doubles(output), want);
     return outcome;
@@ -234,13 +235,13 @@ TEST_CASE("Conv2DBackpropFilter: adjoint identity with the forward convolution",
             Geometry2D g{k.stride_h, k.stride_w, k.dilation_h, k.dilation_w, rows.pad_before, cols.pad_before};
             auto y = reference::conv2d(x, in_shape, f, f_shape, rows.output, cols.output, g);
             Tensor df;
-            REQUIRE(Conv2DBackpropFilter::Compute(make_tensor(DataType::kDouble, in_layout(in_shape, layout),
+            REQUIRE(Conv2DBackpropFilter::Compute(make_tensor(DataType::kDouble, to_layout(in_shape, is_nchw(layout)),
                                                               is_nchw(layout) ? nhwc_to_nchw(x, in_shape) : x),
                                                   int32_vector(f_shape),
-                                                  make_tensor(DataType::kDouble, in_layout(out_shape, layout),
+                                                  make_tensor(DataType::kDouble, to_layout(out_shape, is_nchw(layout)),
                                                               is_nchw(layout) ? nhwc_to_nchw(dy, out_shape) : dy),
-                                                  spatial_attr(k.stride_h, k.stride_w, layout), k.padding, &df,
-                                                  attrs_of<Conv2DBackpropFilter>(k, layout))
+                                                  spatial_attr(k.stride_h, k.stride_w, is_nchw(layout)), k.padding, &df,
+                                                  conv_attrs<Conv2DBackpropFilter>(k, layout))
                         .ok());
             double lhs = 0, rhs = 0;
             for (size_t i = 0; i < y.size(); i++) lhs += y[i] * dy[i];

@@ -47,18 +47,19 @@ Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const
     std::vector<double> want = conv2d_backprop_input(in_shape, filter, filter_shape, dy, out_shape, g);
 
     const bool nchw = is_nchw(layout);
-    Tensor dy_tensor = make_tensor(dtype, in_layout(out_shape, layout), nchw ? nhwc_to_nchw(dy, out_shape) : dy);
+    Tensor dy_tensor =
+        make_tensor(dtype, to_layout(out_shape, is_nchw(layout)), nchw ? nhwc_to_nchw(dy, out_shape) : dy);
     Tensor filter_tensor = make_tensor(dtype, filter_shape, filter);
-    Tensor sizes = int32_vector(in_layout(in_shape, layout));
+    Tensor sizes = int32_vector(to_layout(in_shape, is_nchw(layout)));
     RunOptions options;
     options.variant = variant;
     Tensor output;
-    outcome.status =
-        Conv2DBackpropInput::Compute(sizes, filter_tensor, dy_tensor, spatial_attr(k.stride_h, k.stride_w, layout),
-                                     k.padding, &output, attrs_of<Conv2DBackpropInput>(k, layout), options);
+    outcome.status = Conv2DBackpropInput::Compute(sizes, filter_tensor, dy_tensor,
+                                                  spatial_attr(k.stride_h, k.stride_w, is_nchw(layout)), k.padding,
+                                                  &output, conv_attrs<Conv2DBackpropInput>(k, layout), options);
     if (!outcome.status.ok()) return outcome;
     std::vector<double> got = to_doubles(output);
-    if (nchw) got = nchw_to_nhwc(got, in_layout(in_shape, layout));
+    if (nchw) got = nchw_to_nhwc(got, to_layout(in_shape, is_nchw(layout)));
     outcome.error = normwise_error(got, want);
     return outcome;
 }
@@ -265,26 +266,27 @@ TEST_CASE("Conv2DBackpropInput: TF's explicit-padding tests: EXPLICIT equals VAL
                 const std::vector<int64_t> padded{N, H + top + bottom, W + left + right, C};
                 Tensor filter = make_tensor(dtype, c.filter, iota(NumElements(c.filter)));
                 const std::vector<double> dy_values = iota(NumElements(c.out_backprop));
-                Tensor dy = make_tensor(dtype, in_layout(c.out_backprop, layout),
-                                        is_nchw(layout) ? reference::nhwc_to_nchw(dy_values, c.out_backprop)
-                                                        : dy_values);
-                const std::vector<int> strides = spatial_attr(c.stride_h, c.stride_w, layout);
+                Tensor dy =
+                    make_tensor(dtype, to_layout(c.out_backprop, is_nchw(layout)),
+                                is_nchw(layout) ? reference::nhwc_to_nchw(dy_values, c.out_backprop) : dy_values);
+                const std::vector<int> strides = spatial_attr(c.stride_h, c.stride_w, is_nchw(layout));
                 Tensor explicit_out, valid_out;
                 std::vector<int> pads = is_nchw(layout) ? std::vector<int>{0, 0, 0, 0, top, bottom, left, right}
                                                         : std::vector<int>{0, 0, top, bottom, left, right, 0, 0};
                 INFO(layout << " " << DataTypeName(dtype) << " input " << ShapeString(c.input) << " pads " << top
                             << "," << bottom << "," << left << "," << right);
-                REQUIRE(Conv2DBackpropInput::Compute(int32_vector(in_layout(c.input, layout)), filter, dy, strides,
-                                                     "EXPLICIT", &explicit_out,
+                REQUIRE(Conv2DBackpropInput::Compute(int32_vector(to_layout(c.input, is_nchw(layout))), filter, dy,
+                                                     strides, "EXPLICIT", &explicit_out,
                                                      Conv2DBackpropInput::DataFormat(layout).ExplicitPaddings(pads))
                             .ok());
-                REQUIRE(Conv2DBackpropInput::Compute(int32_vector(in_layout(padded, layout)), filter, dy, strides,
-                                                     "VALID", &valid_out, Conv2DBackpropInput::DataFormat(layout))
+                REQUIRE(Conv2DBackpropInput::Compute(int32_vector(to_layout(padded, is_nchw(layout))), filter, dy,
+                                                     strides, "VALID", &valid_out,
+                                                     Conv2DBackpropInput::DataFormat(layout))
                             .ok());
                 std::vector<double> got = to_doubles(explicit_out), full = to_doubles(valid_out);
                 if (is_nchw(layout)) {
-                    got = reference::nchw_to_nhwc(got, in_layout(c.input, layout));
-                    full = reference::nchw_to_nhwc(full, in_layout(padded, layout));
+                    got = reference::nchw_to_nhwc(got, to_layout(c.input, is_nchw(layout)));
+                    full = reference::nchw_to_nhwc(full, to_layout(padded, is_nchw(layout)));
                 }
                 std::vector<double> cropped;
                 for (int64_t b = 0; b < N; b++)
@@ -317,15 +319,15 @@ TEST_CASE("Conv2DBackpropInput: adjoint identity with the forward convolution", 
             Geometry2D g{k.stride_h, k.stride_w, k.dilation_h, k.dilation_w, rows.pad_before, cols.pad_before};
             auto y = reference::conv2d(x, in_shape, f, f_shape, rows.output, cols.output, g);
             Tensor dx;
-            REQUIRE(Conv2DBackpropInput::Compute(int32_vector(in_layout(in_shape, layout)),
+            REQUIRE(Conv2DBackpropInput::Compute(int32_vector(to_layout(in_shape, is_nchw(layout))),
                                                  make_tensor(DataType::kDouble, f_shape, f),
-                                                 make_tensor(DataType::kDouble, in_layout(out_shape, layout),
+                                                 make_tensor(DataType::kDouble, to_layout(out_shape, is_nchw(layout)),
                                                              is_nchw(layout) ? nhwc_to_nchw(dy, out_shape) : dy),
-                                                 spatial_attr(k.stride_h, k.stride_w, layout), k.padding, &dx,
-                                                 attrs_of<Conv2DBackpropInput>(k, layout))
+                                                 spatial_attr(k.stride_h, k.stride_w, is_nchw(layout)), k.padding, &dx,
+                                                 conv_attrs<Conv2DBackpropInput>(k, layout))
                         .ok());
             std::vector<double> dx_values = to_doubles(dx);
-            if (is_nchw(layout)) dx_values = nchw_to_nhwc(dx_values, in_layout(in_shape, layout));
+            if (is_nchw(layout)) dx_values = nchw_to_nhwc(dx_values, to_layout(in_shape, is_nchw(layout)));
             double lhs = 0, rhs = 0;
             for (size_t i = 0; i < y.size(); i++) lhs += y[i] * dy[i];
             for (size_t i = 0; i < x.size(); i++) rhs += x[i] * dx_values[i];

@@ -34,10 +34,6 @@ struct Case {
     }
 };
 
-std::vector<int64_t> to_layout(const std::vector<int64_t> &nhwc, bool nchw) {
-    return nchw ? std::vector<int64_t>{nhwc[0], nhwc[3], nhwc[1], nhwc[2]} : nhwc;
-}
-
 // Runs one case through the public API (forcing `variant` unless empty) and
 // compares with the reference.
 Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const std::string &variant,
@@ -58,16 +54,8 @@ Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const
     const bool nchw = layout == "NCHW";
     Tensor x_tensor = make_tensor(dtype, to_layout(in_shape, nchw), nchw ? nhwc_to_nchw(x, in_shape) : x);
     Tensor filter_tensor = make_tensor(dtype, filter_shape, filter);
-    const int s = static_cast<int>(k.stride);
-    std::vector<int> strides = nchw ? std::vector<int>{1, 1, s, s} : std::vector<int>{1, s, s, 1};
-    const int dh = static_cast<int>(k.dilation_h), dw = static_cast<int>(k.dilation_w);
-    auto attrs = DepthwiseConv2dNative::DataFormat(layout).Dilations(nchw ? std::vector<int>{1, 1, dh, dw}
-                                                                         : std::vector<int>{1, dh, dw, 1});
-    if (k.padding == "EXPLICIT") {
-        auto [t, b, l, r] = k.pads;
-        attrs = attrs.ExplicitPaddings(nchw ? std::vector<int>{0, 0, 0, 0, t, b, l, r}
-                                            : std::vector<int>{0, 0, t, b, l, r, 0, 0});
-    }
+    std::vector<int> strides = spatial_attr(k.stride, k.stride, nchw);
+    auto attrs = conv_attrs<DepthwiseConv2dNative>(k, layout);
     RunOptions options;
     options.variant = variant;
     Tensor output;

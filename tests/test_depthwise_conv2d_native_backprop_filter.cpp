@@ -66,10 +66,6 @@ Problem make_problem(const Case &k, DataType dtype, uint32_t seed) {
     return p;
 }
 
-std::vector<int64_t> to_layout(const std::vector<int64_t> &s, bool nchw) {
-    return nchw ? std::vector<int64_t>{s[0], s[3], s[1], s[2]} : s;
-}
-
 // Runs a problem through the public API (forcing `variant` unless empty).
 Status run_problem(const Case &k, const Problem &p, DataType dtype, const std::string &layout,
                    const std::string &variant, Tensor *output) {
@@ -77,16 +73,8 @@ Status run_problem(const Case &k, const Problem &p, DataType dtype, const std::s
     const bool nchw = layout == "NCHW";
     Tensor input = make_tensor(dtype, to_layout(p.in_shape, nchw), nchw ? nhwc_to_nchw(p.input, p.in_shape) : p.input);
     Tensor dy = make_tensor(dtype, to_layout(p.out_shape, nchw), nchw ? nhwc_to_nchw(p.dy, p.out_shape) : p.dy);
-    const int s = static_cast<int>(k.stride);
-    std::vector<int> strides = nchw ? std::vector<int>{1, 1, s, s} : std::vector<int>{1, s, s, 1};
-    const int dh = static_cast<int>(k.dilation_h), dw = static_cast<int>(k.dilation_w);
-    auto attrs = DepthwiseConv2dNativeBackpropFilter::DataFormat(layout).Dilations(
-        nchw ? std::vector<int>{1, 1, dh, dw} : std::vector<int>{1, dh, dw, 1});
-    if (k.padding == "EXPLICIT") {
-        auto [t, b, l, r] = k.pads;
-        attrs = attrs.ExplicitPaddings(nchw ? std::vector<int>{0, 0, 0, 0, t, b, l, r}
-                                            : std::vector<int>{0, 0, t, b, l, r, 0, 0});
-    }
+    std::vector<int> strides = spatial_attr(k.stride, k.stride, nchw);
+    auto attrs = conv_attrs<DepthwiseConv2dNativeBackpropFilter>(k, layout);
     RunOptions options;
     options.variant = variant;
     return DepthwiseConv2dNativeBackpropFilter::Compute(input, int32_vector(p.filter_shape), dy, strides, k.padding,

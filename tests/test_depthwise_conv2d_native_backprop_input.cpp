@@ -52,22 +52,11 @@ Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const
     std::vector<double> want = depthwise_conv2d_native_backprop_input(in_shape, filter, filter_shape, dy, out_shape, g);
 
     const bool nchw = layout == "NCHW";
-    auto to_layout = [&](const std::vector<int64_t> &s) {
-        return nchw ? std::vector<int64_t>{s[0], s[3], s[1], s[2]} : s;
-    };
-    Tensor dy_tensor = make_tensor(dtype, to_layout(out_shape), nchw ? nhwc_to_nchw(dy, out_shape) : dy);
+    Tensor dy_tensor = make_tensor(dtype, to_layout(out_shape, nchw), nchw ? nhwc_to_nchw(dy, out_shape) : dy);
     Tensor filter_tensor = make_tensor(dtype, filter_shape, filter);
-    Tensor sizes = int32_vector(to_layout(in_shape));
-    const int s = static_cast<int>(k.stride);
-    std::vector<int> strides = nchw ? std::vector<int>{1, 1, s, s} : std::vector<int>{1, s, s, 1};
-    const int dh = static_cast<int>(k.dilation_h), dw = static_cast<int>(k.dilation_w);
-    auto attrs = DepthwiseConv2dNativeBackpropInput::DataFormat(layout).Dilations(
-        nchw ? std::vector<int>{1, 1, dh, dw} : std::vector<int>{1, dh, dw, 1});
-    if (k.padding == "EXPLICIT") {
-        auto [t, b, l, r] = k.pads;
-        attrs = attrs.ExplicitPaddings(nchw ? std::vector<int>{0, 0, 0, 0, t, b, l, r}
-                                            : std::vector<int>{0, 0, t, b, l, r, 0, 0});
-    }
+    Tensor sizes = int32_vector(to_layout(in_shape, nchw));
+    std::vector<int> strides = spatial_attr(k.stride, k.stride, nchw);
+    auto attrs = conv_attrs<DepthwiseConv2dNativeBackpropInput>(k, layout);
     RunOptions options;
     options.variant = variant;
     Tensor output;
@@ -75,7 +64,7 @@ Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const
                                                                  &output, attrs, options);
     if (!outcome.status.ok()) return outcome;
     std::vector<double> got = to_doubles(output);
-    if (nchw) got = nchw_to_nhwc(got, to_layout(in_shape));
+    if (nchw) got = nchw_to_nhwc(got, to_layout(in_shape, nchw));
     outcome.error = normwise_error(got, want);
     return outcome;
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -70,5 +71,36 @@ inline double normwise_error(const std::vector<double> &got, const std::vector<d
 using tooling::tolerance;  // the issues' normwise tolerances (tuner/measure.h)
 
 inline DataType dtype_of(const std::string &name) { return *DataTypeFromString(name); }
+
+// The 2-D window ops' layouts, for their tests.
+inline bool is_nchw(const std::string &layout) {
+    return layout == "NCHW";
+}
+
+// An NHWC shape in NCHW order when `nchw`.
+inline std::vector<int64_t> to_layout(const std::vector<int64_t> &nhwc, bool nchw) {
+    return nchw ? std::vector<int64_t>{nhwc[0], nhwc[3], nhwc[1], nhwc[2]} : nhwc;
+}
+
+// A (row, column) attr (strides, dilations) in layout order, 1 for batch and depth.
+inline std::vector<int> spatial_attr(int64_t rows, int64_t cols, bool nchw) {
+    const int r = static_cast<int>(rows), c = static_cast<int>(cols);
+    return nchw ? std::vector<int>{1, 1, r, c} : std::vector<int>{1, r, c, 1};
+}
+
+// A convolution case's optional attrs for Op's typed API: data_format,
+// dilations (k.dilation_h, k.dilation_w) and, for EXPLICIT padding, k.pads
+// (top, bottom, left, right).
+template <typename Op, typename Case>
+typename Op::Attrs conv_attrs(const Case &k, const std::string &layout) {
+    const bool nchw = is_nchw(layout);
+    auto attrs = Op::DataFormat(layout).Dilations(spatial_attr(k.dilation_h, k.dilation_w, nchw));
+    if (k.padding == "EXPLICIT") {
+        auto [t, b, l, r] = k.pads;
+        attrs = attrs.ExplicitPaddings(nchw ? std::vector<int>{0, 0, 0, 0, t, b, l, r}
+                                            : std::vector<int>{0, 0, t, b, l, r, 0, 0});
+    }
+    return attrs;
+}
 
 }  // namespace gradtune::testing
