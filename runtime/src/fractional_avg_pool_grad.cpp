@@ -301,7 +301,7 @@ OpSpec Definition::Spec() {
     spec.outputs = {"output"};
     spec.output_types = {"T"};
     spec.attrs = {AttrSpec{"overlapping", AttrKind::kBool, false, false}};
-    spec.type_attr_index = 1;  // TF lists T last
+    spec.type_attr_index = spec.attrs.size();  // TF lists T last
     return spec;
 }
 
