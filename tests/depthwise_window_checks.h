@@ -1,22 +1,22 @@
 // The window-attribute rows of spec/tf-ops.md section 11 (rows 1-8: strides
 // and explicit paddings) that the three depthwise ops share word for word
 // (TF validates them in the same shared code for all three). Each op's test
-// calls this inside its bad-input TEST_CASE with its own call type and its
-// expect_error, which also checks that the output is left untouched.
+// calls this inside its bad-input TEST_CASE with its own call type (a
+// bad_call.h BadCall): every row must be refused with the output untouched.
 #pragma once
 
 #include <catch2/catch.hpp>
-
 #include <string>
 
+#include "bad_call.h"
 #include "gradtune/gradtune.h"
 
 namespace gradtune::testing {
 
 // `Call` has strides, padding and attrs (with DataFormat and ExplicitPaddings
 // builders), and defaults to a valid NHWC call with padding SAME.
-template <typename Call, typename ExpectError>
-void check_depthwise_window_attrs(ExpectError expect_error) {
+template <typename Call>
+void check_depthwise_window_attrs() {
     using C = StatusCode;
     SECTION("row 1: strides length") {
         Call c;

@@ -3,11 +3,12 @@
 // conv_ops_test goldens and gradient-test shapes (spec 13.3), TF's
 // validation (spec section 5 and rows 48-49 of section 11, with the section
 // 15 policy for NCHW on the CPU), empty tensors, and the by-name layer.
-#include <catch2/catch.hpp>
-
 #include <array>
+#include <catch2/catch.hpp>
 #include <sstream>
 
+#include "bad_call.h"
+#include "conv_case.h"
 #include "gradtune/conv2d.h"
 #include "reference/conv2d.h"
 #include "test_util.h"
@@ -29,9 +30,11 @@ struct Case {
     std::string describe() const {
         std::ostringstream out;
         out << "N" << N << " H" << H << " W" << W << " C" << C << " O" << O << " Cg" << Cg << " f" << FH << "x" << FW
-            << " s" << stride_h << "x" << stride_w << " d" << dilation_h << "x" << dilation_w << " " << padding;
-        if (padding == "EXPLICIT") out << "(" << pads[0] << "," << pads[1] << "," << pads[2] << "," << pads[3] << ")";
-        return out.str();
+            << " s" << stride_h << "x" << stride_w << " d" << dilation_h << "x" << dilation_w;
+        return out.str() + describe_padding(padding, pads);
+    }
+    CaseWindows windows() const {
+        return case_windows(H, W, FH, FW, stride_h, stride_w, dilation_h, dilation_w, padding, pads);
     }
 };
 
@@ -46,17 +49,15 @@ std::vector<double> data(int64_t n, uint32_t seed, DataType dtype) {
 Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const std::string &variant,
                  uint32_t seed) {
     using namespace gradtune::reference;
-    Window rows = window(k.H, k.FH, k.dilation_h, k.stride_h, k.padding, k.pads[0], k.pads[1]);
-    Window cols = window(k.W, k.FW, k.dilation_w, k.stride_w, k.padding, k.pads[2], k.pads[3]);
+    const CaseWindows w = k.windows();
     Outcome outcome;
-    if (rows.output < 0 || cols.output < 0) return outcome;
+    if (!w.valid()) return outcome;
     outcome.valid = true;
     const std::vector<int64_t> in_shape{k.N, k.H, k.W, k.C}, filter_shape{k.FH, k.FW, k.Cg, k.O};
-    const std::vector<int64_t> out_shape{k.N, rows.output, cols.output, k.O};
+    const std::vector<int64_t> out_shape{k.N, w.rows.output, w.cols.output, k.O};
     std::vector<double> x = data(NumElements(in_shape), seed, dtype);
     std::vector<double> filter = data(NumElements(filter_shape), seed + 1, dtype);
-    Geometry2D g{k.stride_h, k.stride_w, k.dilation_h, k.dilation_w, rows.pad_before, cols.pad_before};
-    std::vector<double> want = conv2d(x, in_shape, filter, filter_shape, rows.output, cols.output, g);
+    std::vector<double> want = conv2d(x, in_shape, filter, filter_shape, w.rows.output, w.cols.output, w.geometry);
 
     const bool nchw = layout == "NCHW";
     Tensor x_tensor = make_tensor(dtype, to_layout(in_shape, nchw), nchw ? nhwc_to_nchw(x, in_shape) : x);
@@ -180,9 +181,7 @@ TEST_CASE("Conv2D reproduces TF's conv_ops_test forward goldens", "[conv2d]") {
     };
     for (DataType dtype : {DataType::kFloat, DataType::kDouble, DataType::kInt32})
         for (const Golden &gold : goldens) {
-            std::vector<double> x(NumElements(gold.input)), f(NumElements(gold.filter));
-            for (size_t i = 0; i < x.size(); i++) x[i] = static_cast<double>(i + 1);
-            for (size_t i = 0; i < f.size(); i++) f[i] = static_cast<double>(i + 1);
+            const std::vector<double> x = iota(NumElements(gold.input)), f = iota(NumElements(gold.filter));
             INFO(DataTypeName(dtype) << " filter " << ShapeString(gold.filter) << " stride " << gold.stride);
             Tensor out;
             REQUIRE(Conv2D::Compute(make_tensor(dtype, gold.input, x), make_tensor(dtype, gold.filter, f),
@@ -250,23 +249,13 @@ struct BadCall {
     std::optional<ConstTensorRef> input_override;
     std::optional<ConstTensorRef> filter_override;
     std::vector<int64_t> output_shape = {1, 4, 4, 2};
-};
 
-// Runs the call into a sentinel-filled output: the status must be
-// `code: text`, and the output untouched.
-void expect_error(const BadCall &call, StatusCode code, const std::string &text) {
-    Tensor output(call.input.dtype(), call.output_shape);
-    for (int64_t i = 0; i < output.num_elements(); i++) output.store(i, 7.0);
-    Status st = Conv2D::Compute(call.input_override ? *call.input_override : call.input.cref(),
-                                call.filter_override ? *call.filter_override : call.filter.cref(), call.strides,
-                                call.padding, output.ref(), call.attrs);
-    INFO(st.ToString());
-    CHECK(st.code() == code);
-    CHECK(st.message() == text);
-    bool untouched = true;
-    for (int64_t i = 0; i < output.num_elements(); i++) untouched = untouched && output.load(i) == 7.0;
-    CHECK(untouched);
-}
+    DataType dtype() const { return input.dtype(); }
+    Status run(TensorRef output) const {
+        return Conv2D::Compute(input_override ? *input_override : input.cref(),
+                               filter_override ? *filter_override : filter.cref(), strides, padding, output, attrs);
+    }
+};
 
 }  // namespace
 
@@ -445,23 +434,24 @@ TEST_CASE("empty Conv2D results follow TF's order: empty output then empty input
     // filter or groups that do not divide the output depth); an empty input
     // with a non-empty output gives zeros, also with a filter TF's launcher
     // would refuse, because TF zero-fills before launching.
-    auto run_into_sentinel = [](const Tensor &input, const Tensor &filter, const std::string &padding,
-                                const std::vector<int> &pads, const std::vector<int64_t> &shape) {
-        Tensor out(input.dtype(), shape);
-        for (int64_t i = 0; i < out.num_elements(); i++) out.store(i, 7.0);
-        Status st = Conv2D::Compute(input, filter, {1, 1, 1, 1}, padding, out.ref(), Conv2D::ExplicitPaddings(pads));
-        INFO(st.ToString());
-        REQUIRE(st.ok());
-        for (int64_t i = 0; i < out.num_elements(); i++) CHECK(out.load(i) == 0.0);
+    auto expect_zeros_for = [](const Tensor &input, const Tensor &filter, const std::string &padding,
+                               const std::vector<int> &pads, const std::vector<int64_t> &shape) {
+        BadCall c;
+        c.input = input;
+        c.filter = filter;
+        c.padding = padding;
+        c.attrs = Conv2D::ExplicitPaddings(pads);
+        c.output_shape = shape;
+        expect_zeros(c);
     };
     // No rows, padding gives 2: zeros. Same with a zero-element filter.
-    run_into_sentinel(Tensor(DataType::kFloat, {2, 0, 3, 2}), Tensor(DataType::kFloat, {3, 3, 2, 4}), "EXPLICIT",
-                      {0, 0, 2, 2, 1, 1, 0, 0}, {2, 2, 3, 4});
-    run_into_sentinel(Tensor(DataType::kInt32, {2, 0, 3, 2}), Tensor(DataType::kInt32, {3, 0, 2, 4}), "EXPLICIT",
-                      {0, 0, 2, 2, 1, 1, 0, 0}, {2, 2, 6, 4});
+    expect_zeros_for(Tensor(DataType::kFloat, {2, 0, 3, 2}), Tensor(DataType::kFloat, {3, 3, 2, 4}), "EXPLICIT",
+                     {0, 0, 2, 2, 1, 1, 0, 0}, {2, 2, 3, 4});
+    expect_zeros_for(Tensor(DataType::kInt32, {2, 0, 3, 2}), Tensor(DataType::kInt32, {3, 0, 2, 4}), "EXPLICIT",
+                     {0, 0, 2, 2, 1, 1, 0, 0}, {2, 2, 6, 4});
     // No input channels (filter depth 1 divides 0).
-    run_into_sentinel(Tensor(DataType::kFloat, {1, 4, 4, 0}), Tensor(DataType::kFloat, {3, 3, 1, 2}), "SAME", {},
-                      {1, 4, 4, 2});
+    expect_zeros_for(Tensor(DataType::kFloat, {1, 4, 4, 0}), Tensor(DataType::kFloat, {3, 3, 1, 2}), "SAME", {},
+                     {1, 4, 4, 2});
     // Empty outputs: batch 0 with a zero-element filter; O = 0.
     Tensor out;
     REQUIRE(Conv2D::Compute(Tensor(DataType::kFloat, {0, 4, 4, 2}), Tensor(DataType::kFloat, {0, 3, 2, 2}),

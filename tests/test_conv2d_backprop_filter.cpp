@@ -5,9 +5,9 @@
 #include <array>
 #include <catch2/catch.hpp>
 #include <sstream>
-#include <thread>
 
-#include "dense_conv_case.h"
+#include "bad_call.h"
+#include "conv_case.h"
 #include "reference/conv2d.h"
 #include "reference/conv2d_backprop_filter.h"
 #include "test_util.h"
@@ -27,17 +27,14 @@ using Case = DenseConvCase;
 Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const std::string &variant,
                  uint32_t seed) {
     using namespace gradtune::reference;
-    Window rows = window(k.H, k.FH, k.dilation_h, k.stride_h, k.padding, k.pads[0], k.pads[1]);
-    Window cols = window(k.W, k.FW, k.dilation_w, k.stride_w, k.padding, k.pads[2], k.pads[3]);
+    const CaseWindows w = k.windows();
     Outcome outcome;
-    if (rows.output < 0 || cols.output < 0) return outcome;
+    if (!w.valid()) return outcome;
     outcome.valid = true;
-    const std::vector<int64_t> in_shape{k.N, k.H, k.W, k.C}, filter_shape = k.filter_shape();
-    const std::vector<int64_t> out_shape{k.N, rows.output, cols.output, k.O};
+    const std::vector<int64_t> in_shape = k.in_shape(), filter_shape = k.filter_shape(), out_shape = k.out_shape(w);
     std::vector<double> x = random_values(NumElements(in_shape), seed, dtype);
     std::vector<double> dy = random_values(NumElements(out_shape), seed + 1, dtype);
-    Geometry2D g{k.stride_h, k.stride_w, k.dilation_h, k.dilation_w, rows.pad_before, cols.pad_before};
-    std::vector<double> want = conv2d_backprop_filter(x, in_shape, filter_shape, dy, out_shape, g);
+    std::vector<double> want = conv2d_backprop_filter(x, in_shape, filter_shape, dy, out_shape, w.geometry);
 
     const bool nchw = is_nchw(layout);
     Tensor x_tensor = make_tensor(dtype, to_layout(in_shape, is_nchw(layout)), nchw ? nhwc_to_nchw(x, in_shape) : x);
@@ -116,26 +113,12 @@ std::vector<Case> specialised_cases(const VariantInfo &v) {
     return cases;
 }
 
-bool fits(const VariantInfo &v, const Case &k) {
-    return fits_structure(v, {{"dilation_height", k.dilation_h}, {"dilation_width", k.dilation_w},
-                              {"filter_height", k.FH},           {"filter_width", k.FW},
-                              {"groups", k.G},                   {"stride_height", k.stride_h},
-                              {"stride_width", k.stride_w}});
-}
-
-// 1, 2, ..., n as conv_ops_test.py fills its tensors.
-std::vector<double> iota(int64_t n) {
-    std::vector<double> v(n);
-    for (int64_t i = 0; i < n; i++) v[i] = static_cast<double>(i + 1);
-    return v;
-}
-
 }  // namespace
 
 TEST_CASE("Conv2DBackpropFilter: every CPU variant matches the reference", "[conv2d_backprop_filter][variants]") {
     auto tasks = [](const VariantInfo &v) { return has_knob(v, "algorithm=1"); };
     auto bands = [&](const VariantInfo &v) { return tasks(v) && !has_knob(v, "reduction_tasks=1"); };
-    SweepCounts n = check_every_variant<Case>(kOp, generic_cases, specialised_cases, fits, run_case,
+    SweepCounts n = check_every_variant<Case>(kOp, generic_cases, specialised_cases, fits_dense_conv, run_case,
                                               {{"tasks", tasks}, {"bands", bands}});
     INFO("cases checked: " << n.checked << ", by tasks-outer variants: " << n.cases_of["tasks"]
                            << ", of them with bands of rows: " << n.cases_of["bands"]);
@@ -225,15 +208,12 @@ TEST_CASE("Conv2DBackpropFilter: adjoint identity with the forward convolution",
                                      {2, 8, 8, 40, 64, 3, 3, 1, 1, 1, 1, 1, "SAME", {}}};
     for (const Case &k : cases)
         for (const char *layout : {"NHWC", "NCHW"}) {
-            Window rows = window(k.H, k.FH, k.dilation_h, k.stride_h, k.padding, k.pads[0], k.pads[1]);
-            Window cols = window(k.W, k.FW, k.dilation_w, k.stride_w, k.padding, k.pads[2], k.pads[3]);
-            const std::vector<int64_t> in_shape{k.N, k.H, k.W, k.C}, f_shape = k.filter_shape();
-            const std::vector<int64_t> out_shape{k.N, rows.output, cols.output, k.O};
+            const CaseWindows w = k.windows();
+            const std::vector<int64_t> in_shape = k.in_shape(), f_shape = k.filter_shape(), out_shape = k.out_shape(w);
             auto x = random_values(NumElements(in_shape), 11, DataType::kDouble);
             auto f = random_values(NumElements(f_shape), 12, DataType::kDouble);
             auto dy = random_values(NumElements(out_shape), 13, DataType::kDouble);
-            Geometry2D g{k.stride_h, k.stride_w, k.dilation_h, k.dilation_w, rows.pad_before, cols.pad_before};
-            auto y = reference::conv2d(x, in_shape, f, f_shape, rows.output, cols.output, g);
+            auto y = reference::conv2d(x, in_shape, f, f_shape, w.rows.output, w.cols.output, w.geometry);
             Tensor df;
             REQUIRE(Conv2DBackpropFilter::Compute(make_tensor(DataType::kDouble, to_layout(in_shape, is_nchw(layout)),
                                                               is_nchw(layout) ? nhwc_to_nchw(x, in_shape) : x),
@@ -263,39 +243,14 @@ struct BadCall {
     Conv2DBackpropFilter::Attrs attrs;
     std::optional<ConstTensorRef> input_override, out_backprop_override;
     std::vector<int64_t> output_shape = {3, 3, 2, 3};
-};
 
-// Runs the call into a sentinel-filled output and returns the status and
-// whether the output is still all sentinel / all zero.
-struct Result {
-    Status status;
-    bool untouched = true, zeros = true;
-};
-
-Result run_bad(const BadCall &call) {
-    Tensor output(call.input.dtype(), call.output_shape);
-    for (int64_t i = 0; i < output.num_elements(); i++) output.store(i, 7.0);
-    Result r;
-    r.status = Conv2DBackpropFilter::Compute(call.input_override ? *call.input_override : call.input.cref(),
-                                             call.filter_sizes,
-                                             call.out_backprop_override ? *call.out_backprop_override
-                                                                        : call.out_backprop.cref(),
-                                             call.strides, call.padding, output.ref(), call.attrs);
-    for (int64_t i = 0; i < output.num_elements(); i++) {
-        r.untouched = r.untouched && output.load(i) == 7.0;
-        r.zeros = r.zeros && output.load(i) == 0.0;
+    DataType dtype() const { return input.dtype(); }
+    Status run(TensorRef output) const {
+        return Conv2DBackpropFilter::Compute(input_override ? *input_override : input.cref(), filter_sizes,
+                                             out_backprop_override ? *out_backprop_override : out_backprop.cref(),
+                                             strides, padding, output, attrs);
     }
-    return r;
-}
-
-// The status must be `code: text`, and the output untouched.
-void expect_error(const BadCall &call, StatusCode code, const std::string &text) {
-    Result r = run_bad(call);
-    INFO(r.status.ToString());
-    CHECK(r.status.code() == code);
-    CHECK(r.status.message() == text);
-    CHECK(r.untouched);
-}
+};
 
 const std::string L = "Conv2DCustomBackpropFilter";
 const std::string kBatchDepthStrides =
@@ -494,18 +449,14 @@ TEST_CASE("Conv2DBackpropFilter: empty calls: zeros for an empty input or out_ba
         BadCall c;
         c.input = Tensor(DataType::kFloat, {0, 4, 4, 2});
         c.out_backprop = Tensor(DataType::kFloat, {0, 4, 4, 3});
-        Result r = run_bad(c);
-        REQUIRE(r.status.ok());
-        CHECK(r.zeros);
+        expect_zeros(c);
     }
     SECTION("an out_backprop without positions (VALID, filter wider than the input) writes zeros") {
         BadCall c;
         c.input = make_tensor(DataType::kFloat, {2, 4, 2, 2}, std::vector<double>(32, 1.0));
         c.out_backprop = Tensor(DataType::kFloat, {2, 2, 0, 3});
         c.padding = "VALID";
-        Result r = run_bad(c);
-        REQUIRE(r.status.ok());
-        CHECK(r.zeros);
+        expect_zeros(c);
     }
     SECTION("an empty filter returns before the group check (TF's order)") {
         BadCall c;
@@ -514,15 +465,14 @@ TEST_CASE("Conv2DBackpropFilter: empty calls: zeros for an empty input or out_ba
         c.input = make_tensor(DataType::kFloat, {1, 4, 4, 4}, std::vector<double>(64, 1.0));
         c.filter_sizes = int32_vector({0, 3, 2, 3});
         c.output_shape = {0, 3, 2, 3};
-        Result r = run_bad(c);
-        CHECK(r.status.ok());
+        CHECK(run_into_sentinel(c).status.ok());
     }
     SECTION("row 25 analog (policy): NCHW works on the CPU") {
         BadCall c;
         c.attrs = c.attrs.DataFormat("NCHW");
         c.input = make_tensor(DataType::kFloat, {1, 2, 4, 4}, std::vector<double>(32, 1.0));
         c.out_backprop = make_tensor(DataType::kFloat, {1, 3, 4, 4}, std::vector<double>(48, 1.0));
-        Result r = run_bad(c);
+        const SentinelRun r = run_into_sentinel(c);
         REQUIRE(r.status.ok());
         CHECK(!r.untouched);
     }
@@ -548,15 +498,5 @@ TEST_CASE("Conv2DBackpropFilter: the by-name layer applies TF's attr defaults", 
 
 TEST_CASE("Conv2DBackpropFilter: concurrent calls from several threads give the same results", "[conv2d_backprop_filter]") {
     const Case k{3, 17, 15, 24, 64, 3, 3, 1, 1, 1, 1, 1, "SAME", {}};
-    std::vector<std::thread> threads;
-    std::vector<double> errors(8, -1);
-    for (int t = 0; t < 8; t++) {
-        threads.emplace_back([&, t] {
-            Outcome o = run_case(k, t % 2 ? DataType::kFloat : DataType::kDouble, t % 4 < 2 ? "NHWC" : "NCHW", "",
-                                 100 + t);
-            errors[t] = o.status.ok() ? o.error : 1.0;
-        });
-    }
-    for (auto &th : threads) th.join();
-    for (int t = 0; t < 8; t++) CHECK(errors[t] <= tolerance(t % 2 ? DataType::kFloat : DataType::kDouble));
+    check_concurrent_calls(k, run_case);
 }

@@ -6,9 +6,9 @@
 #include <catch2/catch.hpp>
 #include <iterator>
 #include <sstream>
-#include <thread>
 
-#include "dense_conv_case.h"
+#include "bad_call.h"
+#include "conv_case.h"
 #include "reference/conv2d.h"
 #include "reference/conv2d_backprop_input.h"
 #include "test_util.h"
@@ -34,17 +34,14 @@ std::vector<double> data(int64_t n, uint32_t seed, DataType dtype) {
 Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const std::string &variant,
                  uint32_t seed) {
     using namespace gradtune::reference;
-    Window rows = window(k.H, k.FH, k.dilation_h, k.stride_h, k.padding, k.pads[0], k.pads[1]);
-    Window cols = window(k.W, k.FW, k.dilation_w, k.stride_w, k.padding, k.pads[2], k.pads[3]);
+    const CaseWindows w = k.windows();
     Outcome outcome;
-    if (rows.output < 0 || cols.output < 0) return outcome;
+    if (!w.valid()) return outcome;
     outcome.valid = true;
-    const std::vector<int64_t> in_shape{k.N, k.H, k.W, k.C}, filter_shape{k.FH, k.FW, k.C / k.G, k.O};
-    const std::vector<int64_t> out_shape{k.N, rows.output, cols.output, k.O};
+    const std::vector<int64_t> in_shape = k.in_shape(), filter_shape = k.filter_shape(), out_shape = k.out_shape(w);
     std::vector<double> filter = data(NumElements(filter_shape), seed, dtype);
     std::vector<double> dy = data(NumElements(out_shape), seed + 1, dtype);
-    Geometry2D g{k.stride_h, k.stride_w, k.dilation_h, k.dilation_w, rows.pad_before, cols.pad_before};
-    std::vector<double> want = conv2d_backprop_input(in_shape, filter, filter_shape, dy, out_shape, g);
+    std::vector<double> want = conv2d_backprop_input(in_shape, filter, filter_shape, dy, out_shape, w.geometry);
 
     const bool nchw = is_nchw(layout);
     Tensor dy_tensor =
@@ -128,20 +125,13 @@ std::vector<Case> specialised_cases(const VariantInfo &v) {
     return cases;
 }
 
-bool fits(const VariantInfo &v, const Case &k) {
-    return fits_structure(v, {{"dilation_height", k.dilation_h}, {"dilation_width", k.dilation_w},
-                              {"filter_height", k.FH},           {"filter_width", k.FW},
-                              {"groups", k.G},                   {"stride_height", k.stride_h},
-                              {"stride_width", k.stride_w}});
-}
-
 }  // namespace
 
 TEST_CASE("Conv2DBackpropInput: every CPU variant matches the reference", "[conv2d_backprop_input][variants]") {
-    SweepCounts n = check_every_variant<Case>(
-        kOp, generic_cases, specialised_cases, fits, run_case,
-        {{"dot", [](const VariantInfo &v) { return has_knob(v, "algorithm=1"); }},
-         {"Winograd", [](const VariantInfo &v) { return has_knob(v, "algorithm=2"); }}});
+    SweepCounts n =
+        check_every_variant<Case>(kOp, generic_cases, specialised_cases, fits_dense_conv, run_case,
+                                  {{"dot", [](const VariantInfo &v) { return has_knob(v, "algorithm=1"); }},
+                                   {"Winograd", [](const VariantInfo &v) { return has_knob(v, "algorithm=2"); }}});
     INFO("cases checked: " << n.checked << ", of them by dot-algorithm variants: " << n.cases_of["dot"]
                            << ", by Winograd variants: " << n.cases_of["Winograd"]);
     CHECK(n.checked > 1000);
@@ -176,17 +166,6 @@ TEST_CASE("Conv2DBackpropInput: dispatch serves TF's Conv2D gradient-checker con
     };
     check_dispatch_cases(cases, run_case);
 }
-
-namespace {
-
-// 1, 2, ..., n as conv_ops_test.py fills its tensors.
-std::vector<double> iota(int64_t n) {
-    std::vector<double> v(n);
-    for (int64_t i = 0; i < n; i++) v[i] = static_cast<double>(i + 1);
-    return v;
-}
-
-}  // namespace
 
 TEST_CASE("Conv2DBackpropInput: TF's goldens (spec 13.1)", "[conv2d_backprop_input]") {
     struct Golden {
@@ -309,15 +288,12 @@ TEST_CASE("Conv2DBackpropInput: adjoint identity with the forward convolution", 
                                      {2, 8, 8, 40, 36, 3, 3, 1, 1, 1, 1, 1, "SAME", {}}};
     for (const Case &k : cases)
         for (const char *layout : {"NHWC", "NCHW"}) {
-            Window rows = window(k.H, k.FH, k.dilation_h, k.stride_h, k.padding, k.pads[0], k.pads[1]);
-            Window cols = window(k.W, k.FW, k.dilation_w, k.stride_w, k.padding, k.pads[2], k.pads[3]);
-            const std::vector<int64_t> in_shape{k.N, k.H, k.W, k.C}, f_shape{k.FH, k.FW, k.C / k.G, k.O};
-            const std::vector<int64_t> out_shape{k.N, rows.output, cols.output, k.O};
+            const CaseWindows w = k.windows();
+            const std::vector<int64_t> in_shape = k.in_shape(), f_shape = k.filter_shape(), out_shape = k.out_shape(w);
             auto x = random_values(NumElements(in_shape), 11, DataType::kDouble);
             auto f = random_values(NumElements(f_shape), 12, DataType::kDouble);
             auto dy = random_values(NumElements(out_shape), 13, DataType::kDouble);
-            Geometry2D g{k.stride_h, k.stride_w, k.dilation_h, k.dilation_w, rows.pad_before, cols.pad_before};
-            auto y = reference::conv2d(x, in_shape, f, f_shape, rows.output, cols.output, g);
+            auto y = reference::conv2d(x, in_shape, f, f_shape, w.rows.output, w.cols.output, w.geometry);
             Tensor dx;
             REQUIRE(Conv2DBackpropInput::Compute(int32_vector(to_layout(in_shape, is_nchw(layout))),
                                                  make_tensor(DataType::kDouble, f_shape, f),
@@ -349,38 +325,14 @@ struct BadCall {
     std::optional<ConstTensorRef> out_backprop_override;
     std::optional<ConstTensorRef> filter_override;
     std::vector<int64_t> output_shape = {1, 4, 4, 2};
+
+    DataType dtype() const { return filter.dtype(); }
+    Status run(TensorRef output) const {
+        return Conv2DBackpropInput::Compute(input_sizes, filter_override ? *filter_override : filter.cref(),
+                                            out_backprop_override ? *out_backprop_override : out_backprop.cref(),
+                                            strides, padding, output, attrs);
+    }
 };
-
-// Runs the call into a sentinel-filled output: the status must be
-// `code: text`, and the output untouched.
-void expect_error(const BadCall &call, StatusCode code, const std::string &text) {
-    Tensor output(call.filter.dtype(), call.output_shape);
-    for (int64_t i = 0; i < output.num_elements(); i++) output.store(i, 7.0);
-    Status st = Conv2DBackpropInput::Compute(
-        call.input_sizes, call.filter_override ? *call.filter_override : call.filter.cref(),
-        call.out_backprop_override ? *call.out_backprop_override : call.out_backprop.cref(), call.strides,
-        call.padding, output.ref(), call.attrs);
-    INFO(st.ToString());
-    CHECK(st.code() == code);
-    CHECK(st.message() == text);
-    bool untouched = true;
-    for (int64_t i = 0; i < output.num_elements(); i++) untouched = untouched && output.load(i) == 7.0;
-    CHECK(untouched);
-}
-
-// A call expected to succeed with an all-zero result in a sentinel-filled
-// output of `output_shape`.
-void expect_zeros(const BadCall &call) {
-    Tensor output(call.filter.dtype(), call.output_shape);
-    for (int64_t i = 0; i < output.num_elements(); i++) output.store(i, 7.0);
-    Status st = Conv2DBackpropInput::Compute(
-        call.input_sizes, call.filter_override ? *call.filter_override : call.filter.cref(),
-        call.out_backprop_override ? *call.out_backprop_override : call.out_backprop.cref(), call.strides,
-        call.padding, output.ref(), call.attrs);
-    INFO(st.ToString());
-    REQUIRE(st.ok());
-    for (int64_t i = 0; i < output.num_elements(); i++) CHECK(output.load(i) == 0.0);
-}
 
 const std::string L = "Conv2DCustomBackpropInput";
 const std::string kBatchDepthStrides =
@@ -676,15 +628,5 @@ TEST_CASE("Conv2DBackpropInput: the by-name layer applies TF's attr defaults", "
 
 TEST_CASE("Conv2DBackpropInput: concurrent calls from several threads give the same results", "[conv2d_backprop_input]") {
     const Case k{2, 17, 15, 40, 24, 3, 3, 1, 1, 1, 1, 1, "SAME", {}};
-    std::vector<std::thread> threads;
-    std::vector<double> errors(8, -1);
-    for (int t = 0; t < 8; t++) {
-        threads.emplace_back([&, t] {
-            Outcome o = run_case(k, t % 2 ? DataType::kFloat : DataType::kDouble, t % 4 < 2 ? "NHWC" : "NCHW", "",
-                                 100 + t);
-            errors[t] = o.status.ok() ? o.error : 1.0;
-        });
-    }
-    for (auto &th : threads) th.join();
-    for (int t = 0; t < 8; t++) CHECK(errors[t] <= tolerance(t % 2 ? DataType::kFloat : DataType::kDouble));
+    check_concurrent_calls(k, run_case);
 }

@@ -2,14 +2,15 @@
 // reference, TF's golden (spec 1.1) and forward configs (spec 13.4), TF's
 // validation (spec section 2, with the section 15 policy for NCHW and
 // dilations), empty tensors, and the by-name layer.
-#include <catch2/catch.hpp>
-
 #include <array>
+#include <catch2/catch.hpp>
 #include <sstream>
 
+#include "bad_call.h"
+#include "conv_case.h"
+#include "depthwise_window_checks.h"
 #include "gradtune/depthwise_conv2d_native.h"
 #include "reference/depthwise_conv2d_native.h"
-#include "depthwise_window_checks.h"
 #include "test_util.h"
 #include "variant_sweep.h"
 
@@ -20,36 +21,22 @@ namespace {
 
 constexpr const char *kOp = "DepthwiseConv2dNative";
 
-struct Case {
-    int64_t N, H, W, C, M, FH, FW, stride, dilation_h, dilation_w;
-    std::string padding;
-    std::array<int, 4> pads{};  // top, bottom, left, right (EXPLICIT only)
-
-    std::string describe() const {
-        std::ostringstream out;
-        out << "N" << N << " H" << H << " W" << W << " C" << C << " M" << M << " f" << FH << "x" << FW << " s"
-            << stride << " d" << dilation_h << "x" << dilation_w << " " << padding;
-        if (padding == "EXPLICIT") out << "(" << pads[0] << "," << pads[1] << "," << pads[2] << "," << pads[3] << ")";
-        return out.str();
-    }
-};
+using Case = DepthwiseCase;
 
 // Runs one case through the public API (forcing `variant` unless empty) and
 // compares with the reference.
 Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const std::string &variant,
                  uint32_t seed) {
     using namespace gradtune::reference;
-    Window rows = window(k.H, k.FH, k.dilation_h, k.stride, k.padding, k.pads[0], k.pads[1]);
-    Window cols = window(k.W, k.FW, k.dilation_w, k.stride, k.padding, k.pads[2], k.pads[3]);
+    const CaseWindows w = k.windows();
     Outcome outcome;
-    if (rows.output < 0 || cols.output < 0) return outcome;
+    if (!w.valid()) return outcome;
     outcome.valid = true;
-    const std::vector<int64_t> in_shape{k.N, k.H, k.W, k.C}, filter_shape{k.FH, k.FW, k.C, k.M};
-    const std::vector<int64_t> out_shape{k.N, rows.output, cols.output, k.C * k.M};
+    const std::vector<int64_t> in_shape = k.in_shape(), filter_shape = k.filter_shape(), out_shape = k.out_shape(w);
     std::vector<double> x = random_values(NumElements(in_shape), seed, dtype);
     std::vector<double> filter = random_values(NumElements(filter_shape), seed + 1, dtype);
-    Geometry2D g{k.stride, k.stride, k.dilation_h, k.dilation_w, rows.pad_before, cols.pad_before};
-    std::vector<double> want = depthwise_conv2d_native(x, in_shape, filter, filter_shape, rows.output, cols.output, g);
+    std::vector<double> want =
+        depthwise_conv2d_native(x, in_shape, filter, filter_shape, w.rows.output, w.cols.output, w.geometry);
 
     const bool nchw = layout == "NCHW";
     Tensor x_tensor = make_tensor(dtype, to_layout(in_shape, nchw), nchw ? nhwc_to_nchw(x, in_shape) : x);
@@ -132,16 +119,10 @@ std::vector<Case> specialised_cases(const VariantInfo &v) {
     return cases;
 }
 
-bool fits(const VariantInfo &v, const Case &k) {
-    return fits_structure(v, {{"depth_multiplier", k.M},  {"dilation_height", k.dilation_h},
-                              {"dilation_width", k.dilation_w}, {"filter_height", k.FH},
-                              {"filter_width", k.FW},     {"stride", k.stride}});
-}
-
 }  // namespace
 
 TEST_CASE("every CPU variant of DepthwiseConv2dNative matches the reference", "[dw_forward][variants]") {
-    const SweepCounts n = check_every_variant<Case>(kOp, generic_cases, specialised_cases, fits, run_case);
+    const SweepCounts n = check_every_variant<Case>(kOp, generic_cases, specialised_cases, fits_depthwise, run_case);
     INFO("cases checked: " << n.checked);
     CHECK(n.variants >= 8);  // the generic variants: 4 dtypes x 2 layouts
     CHECK(n.checked > 1000);
@@ -233,29 +214,20 @@ struct BadCall {
     std::optional<ConstTensorRef> filter_override;
     std::vector<int64_t> output_shape = {1, 4, 4, 2};
     RunOptions options;
-};
 
-// Runs the call into a sentinel-filled output: the status must be
-// `code: text`, and the output untouched.
-void expect_error(const BadCall &call, StatusCode code, const std::string &text) {
-    Tensor output(call.input.dtype(), call.output_shape);
-    for (int64_t i = 0; i < output.num_elements(); i++) output.store(i, 7.0);
-    Status st = DepthwiseConv2dNative::Compute(call.input_override ? *call.input_override : call.input.cref(),
-                                               call.filter_override ? *call.filter_override : call.filter.cref(),
-                                               call.strides, call.padding, output.ref(), call.attrs, call.options);
-    INFO(st.ToString());
-    CHECK(st.code() == code);
-    CHECK(st.message() == text);
-    bool untouched = true;
-    for (int64_t i = 0; i < output.num_elements(); i++) untouched = untouched && output.load(i) == 7.0;
-    CHECK(untouched);
-}
+    DataType dtype() const { return input.dtype(); }
+    Status run(TensorRef output) const {
+        return DepthwiseConv2dNative::Compute(input_override ? *input_override : input.cref(),
+                                              filter_override ? *filter_override : filter.cref(), strides, padding,
+                                              output, attrs, options);
+    }
+};
 
 }  // namespace
 
 TEST_CASE("bad DepthwiseConv2dNative inputs get TF's error kind and text and leave the output untouched", "[dw_forward][errors]") {
     using C = StatusCode;
-    check_depthwise_window_attrs<BadCall>(expect_error);  // rows 1-8
+    check_depthwise_window_attrs<BadCall>();  // rows 1-8
     SECTION("policy: lists that are not valid dilations keep TF's refusal, printed as TF prints it") {
         // Valid dilations (4 values, N = C = 1, H and W >= 1) are computed;
         // TF refuses every dilation != 1 with this Unimplemented text and an
@@ -396,12 +368,13 @@ TEST_CASE("empty DepthwiseConv2dNative results: zero-size outputs return at once
     // filter has no taps.
     auto check_zeros = [](const Tensor &input, const Tensor &filter, const std::string &padding,
                           const std::vector<int> &pads, const std::vector<int64_t> &shape) {
-        Tensor out(DataType::kFloat, shape);
-        for (int64_t i = 0; i < out.num_elements(); i++) out.store(i, 7.0);
-        REQUIRE(DepthwiseConv2dNative::Compute(input, filter, {1, 1, 1, 1}, padding, out.ref(),
-                                               DepthwiseConv2dNative::ExplicitPaddings(pads))
-                    .ok());
-        for (int64_t i = 0; i < out.num_elements(); i++) CHECK(out.load(i) == 0.0);
+        BadCall c;
+        c.input = input;
+        c.filter = filter;
+        c.padding = padding;
+        c.attrs = DepthwiseConv2dNative::ExplicitPaddings(pads);
+        c.output_shape = shape;
+        expect_zeros(c);
     };
     check_zeros(Tensor(DataType::kFloat, {2, 0, 3, 2}), Tensor(DataType::kFloat, {3, 3, 2, 2}), "EXPLICIT",
                 {0, 0, 2, 2, 1, 1, 0, 0}, {2, 2, 3, 4});

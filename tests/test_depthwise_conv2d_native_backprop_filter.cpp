@@ -3,16 +3,16 @@
 // identity with the forward op, TF's bad-input table (spec section 11 rows
 // 1-23 that apply, with the section 15 policy), empty tensors, determinism
 // across thread counts, thread safety and the by-name layer.
-#include <catch2/catch.hpp>
-
 #include <array>
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <sstream>
-#include <thread>
 
+#include "bad_call.h"
+#include "conv_case.h"
+#include "depthwise_window_checks.h"
 #include "reference/depthwise_conv2d_native.h"
 #include "reference/depthwise_conv2d_native_backprop_filter.h"
-#include "depthwise_window_checks.h"
 #include "test_util.h"
 #include "variant_sweep.h"
 
@@ -27,24 +27,13 @@ namespace {
 
 constexpr const char *kOp = "DepthwiseConv2dNativeBackpropFilter";
 
-struct Case {
-    int64_t N, H, W, C, M, FH, FW, stride, dilation_h, dilation_w;
-    std::string padding;
-    std::array<int, 4> pads{};  // top, bottom, left, right (EXPLICIT only)
-
-    std::string describe() const {
-        std::ostringstream out;
-        out << "N" << N << " H" << H << " W" << W << " C" << C << " M" << M << " f" << FH << "x" << FW << " s"
-            << stride << " d" << dilation_h << "x" << dilation_w << " " << padding;
-        if (padding == "EXPLICIT") out << "(" << pads[0] << "," << pads[1] << "," << pads[2] << "," << pads[3] << ")";
-        return out.str();
-    }
-};
+using Case = DepthwiseCase;
 
 // The NHWC tensors of a case, with values rounded to the dtype, and the
 // reference gradient.
 struct Problem {
     bool valid = false;  // false: TF rejects the geometry
+    CaseWindows windows;
     std::vector<int64_t> in_shape, filter_shape, out_shape;
     std::vector<double> input, dy, want;
 };
@@ -52,17 +41,16 @@ struct Problem {
 Problem make_problem(const Case &k, DataType dtype, uint32_t seed) {
     using namespace gradtune::reference;
     Problem p;
-    Window rows = window(k.H, k.FH, k.dilation_h, k.stride, k.padding, k.pads[0], k.pads[1]);
-    Window cols = window(k.W, k.FW, k.dilation_w, k.stride, k.padding, k.pads[2], k.pads[3]);
-    if (rows.output < 0 || cols.output < 0) return p;
+    p.windows = k.windows();
+    if (!p.windows.valid()) return p;
     p.valid = true;
-    p.in_shape = {k.N, k.H, k.W, k.C};
-    p.filter_shape = {k.FH, k.FW, k.C, k.M};
-    p.out_shape = {k.N, rows.output, cols.output, k.C * k.M};
+    p.in_shape = k.in_shape();
+    p.filter_shape = k.filter_shape();
+    p.out_shape = k.out_shape(p.windows);
     p.input = random_values(NumElements(p.in_shape), seed, dtype);
     p.dy = random_values(NumElements(p.out_shape), seed + 1, dtype);
-    Geometry2D g{k.stride, k.stride, k.dilation_h, k.dilation_w, rows.pad_before, cols.pad_before};
-    p.want = depthwise_conv2d_native_backprop_filter(p.input, p.in_shape, p.filter_shape, p.dy, p.out_shape, g);
+    p.want = depthwise_conv2d_native_backprop_filter(p.input, p.in_shape, p.filter_shape, p.dy, p.out_shape,
+                                                     p.windows.geometry);
     return p;
 }
 
@@ -148,17 +136,11 @@ std::vector<Case> specialised_cases(const VariantInfo &v) {
     return cases;
 }
 
-bool fits(const VariantInfo &v, const Case &k) {
-    return fits_structure(v, {{"depth_multiplier", k.M},  {"dilation_height", k.dilation_h},
-                              {"dilation_width", k.dilation_w}, {"filter_height", k.FH},
-                              {"filter_width", k.FW},     {"stride", k.stride}});
-}
-
 }  // namespace
 
 TEST_CASE("every CPU variant of DepthwiseConv2dNativeBackpropFilter matches the reference",
           "[dw_backprop_filter][variants]") {
-    const SweepCounts n = check_every_variant<Case>(kOp, generic_cases, specialised_cases, fits, run_case);
+    const SweepCounts n = check_every_variant<Case>(kOp, generic_cases, specialised_cases, fits_depthwise, run_case);
     INFO("cases checked: " << n.checked);
     CHECK(n.checked > 500);
 }
@@ -236,11 +218,6 @@ TEST_CASE("DepthwiseConv2dNativeBackpropFilter: TF's Conv2DBackpropFilter golden
         {{0, 2, 3, 1}, {2, 2, 1, 1}, {0, 1, 2, 1}, 1, "VALID", {0, 0, 0, 0}},  // empty input: zeros
         {{1, 2, 3, 1}, {2, 2, 1, 0}, {1, 1, 2, 0}, 1, "VALID", {}},            // empty filter
     };
-    auto iota = [](int64_t n) {
-        std::vector<double> v(n);
-        for (int64_t i = 0; i < n; i++) v[i] = static_cast<double>(i + 1);
-        return v;
-    };
     for (DataType dtype : {DataType::kFloat, DataType::kDouble, DataType::kHalf, DataType::kBFloat16})
         for (const Golden &g : goldens) {
             Tensor out;
@@ -265,13 +242,12 @@ TEST_CASE("DepthwiseConv2dNativeBackpropFilter: adjoint identity with the forwar
                                      {2, 17, 19, 40, 1, 3, 3, 1, 1, 1, "SAME", {}}};
     for (const char *layout : {"NHWC", "NCHW"})
         for (const Case &k : cases) {
-            Window rows = window(k.H, k.FH, k.dilation_h, k.stride, k.padding, k.pads[0], k.pads[1]);
-            Window cols = window(k.W, k.FW, k.dilation_w, k.stride, k.padding, k.pads[2], k.pads[3]);
             Problem p = make_problem(k, DataType::kDouble, 11);
             REQUIRE(p.valid);
             auto f = random_values(NumElements(p.filter_shape), 12, DataType::kDouble);
-            Geometry2D g{k.stride, k.stride, k.dilation_h, k.dilation_w, rows.pad_before, cols.pad_before};
-            auto y = depthwise_conv2d_native(p.input, p.in_shape, f, p.filter_shape, rows.output, cols.output, g);
+            const CaseWindows &w = p.windows;
+            auto y = depthwise_conv2d_native(p.input, p.in_shape, f, p.filter_shape, w.rows.output, w.cols.output,
+                                             w.geometry);
             Tensor df;
             REQUIRE(run_problem(k, p, DataType::kDouble, layout, "", &df).ok());
             double lhs = 0, rhs = 0;
@@ -294,7 +270,7 @@ TEST_CASE("DepthwiseConv2dNativeBackpropFilter: the result has the same bits wha
     for (const VariantInfo &v : runnable_cpu_variants(kOp)) {
         const DataType dtype = dtype_of(v.dtype);
         for (const Case &k : cases) {
-            if (!fits(v, k)) continue;
+            if (!fits_depthwise(v, k)) continue;
             Problem p = make_problem(k, dtype, 21);
             std::vector<std::vector<unsigned char>> results;
             for (int threads : {1, 2, 3, 8, 1, 8}) {
@@ -331,24 +307,14 @@ struct BadCall {
     std::optional<ConstTensorRef> input_override;
     std::optional<ConstTensorRef> out_backprop_override;
     std::vector<int64_t> output_shape = {3, 3, 2, 1};
-};
 
-// Runs the call into a sentinel-filled output: the status must be
-// `code: text`, and the output untouched.
-void expect_error(BadCall call, StatusCode code, const std::string &text) {
-    Tensor output(call.input.dtype(), call.output_shape);
-    for (int64_t i = 0; i < output.num_elements(); i++) output.store(i, 7.0);
-    Status st = DepthwiseConv2dNativeBackpropFilter::Compute(
-        call.input_override ? *call.input_override : call.input.cref(), call.filter_sizes,
-        call.out_backprop_override ? *call.out_backprop_override : call.out_backprop.cref(), call.strides,
-        call.padding, output.ref(), call.attrs);
-    INFO(st.ToString());
-    CHECK(st.code() == code);
-    CHECK(st.message() == text);
-    bool untouched = true;
-    for (int64_t i = 0; i < output.num_elements(); i++) untouched = untouched && output.load(i) == 7.0;
-    CHECK(untouched);
-}
+    DataType dtype() const { return input.dtype(); }
+    Status run(TensorRef output) const {
+        return DepthwiseConv2dNativeBackpropFilter::Compute(
+            input_override ? *input_override : input.cref(), filter_sizes,
+            out_backprop_override ? *out_backprop_override : out_backprop.cref(), strides, padding, output, attrs);
+    }
+};
 
 const std::string L = "DepthwiseConv2DBackpropFilter";
 
@@ -357,7 +323,7 @@ const std::string L = "DepthwiseConv2DBackpropFilter";
 TEST_CASE("DepthwiseConv2dNativeBackpropFilter: bad inputs get TF's error kind and text and leave the output untouched",
           "[dw_backprop_filter][errors]") {
     using C = StatusCode;
-    check_depthwise_window_attrs<BadCall>(expect_error);  // rows 1-8
+    check_depthwise_window_attrs<BadCall>();  // rows 1-8
     SECTION("row 11: filter_sizes not 1-D") {
         BadCall c;
         c.filter_sizes = Tensor::FromVector(DataType::kInt32, {2, 2}, std::vector<int>{3, 3, 2, 1});
@@ -526,40 +492,29 @@ TEST_CASE("DepthwiseConv2dNativeBackpropFilter: policy row 23: an empty out_back
     };
     for (const char *layout : {"NHWC", "NCHW"})
         for (const Empty &e : empties) {
-            const bool nchw = std::string(layout) == "NCHW";
-            Tensor out(DataType::kFloat, e.filter_sizes);
-            for (int64_t i = 0; i < out.num_elements(); i++) out.store(i, 7.0);
-            Tensor input = make_tensor(DataType::kFloat, to_layout(e.input, nchw),
-                                       std::vector<double>(NumElements(e.input), 1.0));
-            Tensor dy = make_tensor(DataType::kFloat, to_layout(e.out_backprop, nchw),
-                                    std::vector<double>(NumElements(e.out_backprop), 1.0));
-            auto attrs = DepthwiseConv2dNativeBackpropFilter::DataFormat(layout);
+            const bool nchw = is_nchw(layout);
+            BadCall c;
+            c.input =
+                make_tensor(DataType::kFloat, to_layout(e.input, nchw), std::vector<double>(NumElements(e.input), 1.0));
+            c.out_backprop = make_tensor(DataType::kFloat, to_layout(e.out_backprop, nchw),
+                                         std::vector<double>(NumElements(e.out_backprop), 1.0));
+            c.filter_sizes = int32_vector(e.filter_sizes);
+            c.output_shape = e.filter_sizes;
+            c.padding = e.padding;
+            c.attrs = DepthwiseConv2dNativeBackpropFilter::DataFormat(layout);
             if (!e.explicit_paddings.empty()) {
                 const auto &p = e.explicit_paddings;
-                attrs = attrs.ExplicitPaddings(nchw ? std::vector<int>{0, 0, 0, 0, p[2], p[3], p[4], p[5]} : p);
+                c.attrs = c.attrs.ExplicitPaddings(nchw ? std::vector<int>{0, 0, 0, 0, p[2], p[3], p[4], p[5]} : p);
             }
-            Status st = DepthwiseConv2dNativeBackpropFilter::Compute(input, int32_vector(e.filter_sizes), dy,
-                                                                     {1, 1, 1, 1}, e.padding, out.ref(), attrs);
-            INFO(layout << " input " << ShapeString(e.input) << ": " << st.ToString());
-            REQUIRE(st.ok());
-            for (int64_t i = 0; i < out.num_elements(); i++) CHECK(out.load(i) == 0.0);
+            INFO(layout << " input " << ShapeString(e.input));
+            expect_zeros(c);
         }
 }
 
 TEST_CASE("DepthwiseConv2dNativeBackpropFilter: concurrent calls from several threads give the same results",
           "[dw_backprop_filter]") {
     const Case k{2, 17, 15, 24, 1, 3, 3, 1, 1, 1, "SAME", {}};
-    std::vector<std::thread> threads;
-    std::vector<double> errors(8, -1);
-    for (int t = 0; t < 8; t++) {
-        threads.emplace_back([&, t] {
-            Outcome o = run_case(k, t % 2 ? DataType::kFloat : DataType::kDouble, t % 4 < 2 ? "NHWC" : "NCHW", "",
-                                 100 + t);
-            errors[t] = o.status.ok() ? o.error : 1.0;
-        });
-    }
-    for (auto &th : threads) th.join();
-    for (int t = 0; t < 8; t++) CHECK(errors[t] <= tolerance(t % 2 ? DataType::kFloat : DataType::kDouble));
+    check_concurrent_calls(k, run_case);
 }
 
 TEST_CASE("the by-name layer runs and describes DepthwiseConv2dNativeBackpropFilter", "[dw_backprop_filter]") {

@@ -1,15 +1,15 @@
 // DepthwiseConv2dNativeBackpropInput: every compiled variant against the
 // plain-loop reference, TF's goldens, TF's bad-input table (spec section 11
 // rows 1-24 with the section 15 policy), empty tensors, thread safety.
-#include <catch2/catch.hpp>
-
 #include <array>
+#include <catch2/catch.hpp>
 #include <sstream>
-#include <thread>
 
+#include "bad_call.h"
+#include "conv_case.h"
+#include "depthwise_window_checks.h"
 #include "reference/depthwise_conv2d_native.h"
 #include "reference/depthwise_conv2d_native_backprop_input.h"
-#include "depthwise_window_checks.h"
 #include "test_util.h"
 #include "variant_sweep.h"
 
@@ -20,36 +20,22 @@ namespace {
 
 constexpr const char *kOp = "DepthwiseConv2dNativeBackpropInput";
 
-struct Case {
-    int64_t N, H, W, C, M, FH, FW, stride, dilation_h, dilation_w;
-    std::string padding;
-    std::array<int, 4> pads{};  // top, bottom, left, right (EXPLICIT only)
-
-    std::string describe() const {
-        std::ostringstream out;
-        out << "N" << N << " H" << H << " W" << W << " C" << C << " M" << M << " f" << FH << "x" << FW << " s"
-            << stride << " d" << dilation_h << "x" << dilation_w << " " << padding;
-        if (padding == "EXPLICIT") out << "(" << pads[0] << "," << pads[1] << "," << pads[2] << "," << pads[3] << ")";
-        return out.str();
-    }
-};
+using Case = DepthwiseCase;
 
 // Runs one case through the public API (forcing `variant` unless empty) and
 // compares with the reference.
 Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const std::string &variant,
                  uint32_t seed) {
     using namespace gradtune::reference;
-    Window rows = window(k.H, k.FH, k.dilation_h, k.stride, k.padding, k.pads[0], k.pads[1]);
-    Window cols = window(k.W, k.FW, k.dilation_w, k.stride, k.padding, k.pads[2], k.pads[3]);
+    const CaseWindows w = k.windows();
     Outcome outcome;
-    if (rows.output < 0 || cols.output < 0) return outcome;
+    if (!w.valid()) return outcome;
     outcome.valid = true;
-    const std::vector<int64_t> in_shape{k.N, k.H, k.W, k.C}, filter_shape{k.FH, k.FW, k.C, k.M};
-    const std::vector<int64_t> out_shape{k.N, rows.output, cols.output, k.C * k.M};
+    const std::vector<int64_t> in_shape = k.in_shape(), filter_shape = k.filter_shape(), out_shape = k.out_shape(w);
     std::vector<double> filter = random_values(NumElements(filter_shape), seed, dtype);
     std::vector<double> dy = random_values(NumElements(out_shape), seed + 1, dtype);
-    Geometry2D g{k.stride, k.stride, k.dilation_h, k.dilation_w, rows.pad_before, cols.pad_before};
-    std::vector<double> want = depthwise_conv2d_native_backprop_input(in_shape, filter, filter_shape, dy, out_shape, g);
+    std::vector<double> want =
+        depthwise_conv2d_native_backprop_input(in_shape, filter, filter_shape, dy, out_shape, w.geometry);
 
     const bool nchw = layout == "NCHW";
     Tensor dy_tensor = make_tensor(dtype, to_layout(out_shape, nchw), nchw ? nhwc_to_nchw(dy, out_shape) : dy);
@@ -114,16 +100,10 @@ std::vector<Case> specialised_cases(const VariantInfo &v) {
     return cases;
 }
 
-bool fits(const VariantInfo &v, const Case &k) {
-    return fits_structure(v, {{"depth_multiplier", k.M},  {"dilation_height", k.dilation_h},
-                              {"dilation_width", k.dilation_w}, {"filter_height", k.FH},
-                              {"filter_width", k.FW},     {"stride", k.stride}});
-}
-
 }  // namespace
 
 TEST_CASE("every CPU variant of DepthwiseConv2dNativeBackpropInput matches the reference", "[dw_backprop_input][variants]") {
-    const SweepCounts n = check_every_variant<Case>(kOp, generic_cases, specialised_cases, fits, run_case);
+    const SweepCounts n = check_every_variant<Case>(kOp, generic_cases, specialised_cases, fits_depthwise, run_case);
     INFO("cases checked: " << n.checked);
     CHECK(n.checked > 500);
 }
@@ -186,15 +166,12 @@ TEST_CASE("adjoint identity with the forward reference", "[dw_backprop_input]") 
                                      {1, 11, 10, 4, 1, 5, 3, 1, 2, 3, "VALID", {}},
                                      {3, 6, 6, 3, 3, 2, 2, 3, 2, 2, "EXPLICIT", {2, 1, 0, 3}}};
     for (const Case &k : cases) {
-        Window rows = window(k.H, k.FH, k.dilation_h, k.stride, k.padding, k.pads[0], k.pads[1]);
-        Window cols = window(k.W, k.FW, k.dilation_w, k.stride, k.padding, k.pads[2], k.pads[3]);
-        const std::vector<int64_t> in_shape{k.N, k.H, k.W, k.C}, f_shape{k.FH, k.FW, k.C, k.M};
-        const std::vector<int64_t> out_shape{k.N, rows.output, cols.output, k.C * k.M};
+        const CaseWindows w = k.windows();
+        const std::vector<int64_t> in_shape = k.in_shape(), f_shape = k.filter_shape(), out_shape = k.out_shape(w);
         auto x = random_values(NumElements(in_shape), 11, DataType::kDouble);
         auto f = random_values(NumElements(f_shape), 12, DataType::kDouble);
         auto dy = random_values(NumElements(out_shape), 13, DataType::kDouble);
-        Geometry2D g{k.stride, k.stride, k.dilation_h, k.dilation_w, rows.pad_before, cols.pad_before};
-        auto y = depthwise_conv2d_native(x, in_shape, f, f_shape, rows.output, cols.output, g);
+        auto y = depthwise_conv2d_native(x, in_shape, f, f_shape, w.rows.output, w.cols.output, w.geometry);
         Tensor dx;
         auto attrs = DepthwiseConv2dNativeBackpropInput::Dilations(
             {1, static_cast<int>(k.dilation_h), static_cast<int>(k.dilation_w), 1});
@@ -227,24 +204,14 @@ struct BadCall {
     std::optional<ConstTensorRef> out_backprop_override;
     std::optional<ConstTensorRef> filter_override;
     std::vector<int64_t> output_shape = {1, 4, 4, 2};
-};
 
-// Runs the call into a sentinel-filled output: the status must be
-// `code: text` (or start with `text` when `prefix`), and the output untouched.
-void expect_error(BadCall call, StatusCode code, const std::string &text) {
-    Tensor output(call.filter.dtype(), call.output_shape);
-    for (int64_t i = 0; i < output.num_elements(); i++) output.store(i, 7.0);
-    Status st = DepthwiseConv2dNativeBackpropInput::Compute(
-        call.input_sizes, call.filter_override ? *call.filter_override : call.filter.cref(),
-        call.out_backprop_override ? *call.out_backprop_override : call.out_backprop.cref(), call.strides, call.padding,
-        output.ref(), call.attrs);
-    INFO(st.ToString());
-    CHECK(st.code() == code);
-    CHECK(st.message() == text);
-    bool untouched = true;
-    for (int64_t i = 0; i < output.num_elements(); i++) untouched = untouched && output.load(i) == 7.0;
-    CHECK(untouched);
-}
+    DataType dtype() const { return filter.dtype(); }
+    Status run(TensorRef output) const {
+        return DepthwiseConv2dNativeBackpropInput::Compute(
+            input_sizes, filter_override ? *filter_override : filter.cref(),
+            out_backprop_override ? *out_backprop_override : out_backprop.cref(), strides, padding, output, attrs);
+    }
+};
 
 const std::string L = "DepthwiseConv2DBackpropInput";
 
@@ -252,7 +219,7 @@ const std::string L = "DepthwiseConv2DBackpropInput";
 
 TEST_CASE("bad inputs get TF's error kind and text and leave the output untouched", "[dw_backprop_input][errors]") {
     using C = StatusCode;
-    check_depthwise_window_attrs<BadCall>(expect_error);  // rows 1-8
+    check_depthwise_window_attrs<BadCall>();  // rows 1-8
     SECTION("row 9: input_sizes not 1-D") {
         BadCall c;
         c.input_sizes = Tensor::FromVector(DataType::kInt32, {2, 2}, std::vector<int>{1, 4, 4, 2});
@@ -388,27 +355,15 @@ TEST_CASE("bad inputs get TF's error kind and text and leave the output untouche
 TEST_CASE("policy rows 21 and 24: NCHW works on the CPU, depth multiplier 0 gives zeros", "[dw_backprop_input]") {
     // Row 21 is covered by the NCHW sweeps above; row 24 here with a
     // sentinel-filled caller output that must come back all zero.
-    Tensor out(DataType::kFloat, {2, 3, 3, 4});
-    for (int64_t i = 0; i < out.num_elements(); i++) out.store(i, 7.0);
-    Tensor filter(DataType::kFloat, {3, 3, 4, 0});
-    Tensor dy(DataType::kFloat, {2, 3, 3, 0});
-    REQUIRE(DepthwiseConv2dNativeBackpropInput::Compute(int32_vector({2, 3, 3, 4}), filter, dy, {1, 1, 1, 1}, "SAME",
-                                                        out.ref())
-                .ok());
-    for (int64_t i = 0; i < out.num_elements(); i++) CHECK(out.load(i) == 0.0);
+    BadCall c;
+    c.input_sizes = int32_vector({2, 3, 3, 4});
+    c.filter = Tensor(DataType::kFloat, {3, 3, 4, 0});
+    c.out_backprop = Tensor(DataType::kFloat, {2, 3, 3, 0});
+    c.output_shape = {2, 3, 3, 4};
+    expect_zeros(c);
 }
 
 TEST_CASE("concurrent calls from several threads give the same results", "[dw_backprop_input]") {
     const Case k{2, 17, 15, 24, 1, 3, 3, 1, 1, 1, "SAME", {}};
-    std::vector<std::thread> threads;
-    std::vector<double> errors(8, -1);
-    for (int t = 0; t < 8; t++) {
-        threads.emplace_back([&, t] {
-            Outcome o = run_case(k, t % 2 ? DataType::kFloat : DataType::kDouble, t % 4 < 2 ? "NHWC" : "NCHW", "",
-                                 100 + t);
-            errors[t] = o.status.ok() ? o.error : 1.0;
-        });
-    }
-    for (auto &th : threads) th.join();
-    for (int t = 0; t < 8; t++) CHECK(errors[t] <= tolerance(t % 2 ? DataType::kFloat : DataType::kDouble));
+    check_concurrent_calls(k, run_case);
 }

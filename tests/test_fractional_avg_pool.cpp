@@ -8,10 +8,10 @@
 // Values marked "TF 2.21" were produced by tf.raw_ops.FractionalAvgPool of
 // TensorFlow 2.21.0 (CPU) with deterministic=True and the seeds shown.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <sstream>
 
+#include "bad_call.h"
 #include "philox.h"
 #include "reference/fractional_avg_pool.h"
 #include "reference/fractional_avg_pool_grad.h"
@@ -423,27 +423,26 @@ TEST_CASE("FractionalAvgPool: adjoint identity with the gradient reference, floa
 
 namespace {
 
-// A valid base call that each bad-input row changes in one place.
+// A valid base call that each bad-input row changes in one place. Its
+// sequences go to sentinel-filled tensors too.
 struct BadCall {
     Tensor value = make_tensor(DataType::kFloat, {1, 5, 5, 2}, std::vector<double>(50, 1.0));
     std::vector<float> ratio = {1, 1.5f, 1.5f, 1};
     FractionalAvgPool::Attrs attrs;
+    std::vector<int64_t> output_shape = {1, 3, 3, 2};
+    mutable Tensor rows = sentinel_tensor(DataType::kInt64, {4}), cols = sentinel_tensor(DataType::kInt64, {4});
+
+    DataType dtype() const { return DataType::kFloat; }
+    Status run(TensorRef output) const {
+        return FractionalAvgPool::Compute(value, ratio, output, rows.ref(), cols.ref(), attrs);
+    }
 };
 
-// Runs the call into sentinel-filled outputs: the status must be exactly
-// `code: text`, and the outputs untouched.
+// The status must be exactly `code: text`, and all three outputs untouched.
 void expect_error(const BadCall &call, StatusCode code, const std::string &text) {
-    Tensor output(DataType::kFloat, {1, 3, 3, 2}), rows(DataType::kInt64, {4}), cols(DataType::kInt64, {4});
-    for (int64_t i = 0; i < output.num_elements(); i++) output.store(i, 7.0);
-    for (int64_t i = 0; i < 4; i++) rows.as<int64_t>()[i] = cols.as<int64_t>()[i] = 7;
-    Status st = FractionalAvgPool::Compute(call.value, call.ratio, output.ref(), rows.ref(), cols.ref(), call.attrs);
-    INFO(st.ToString());
-    CHECK(st.code() == code);
-    CHECK(st.message() == text);
-    bool untouched = true;
-    for (int64_t i = 0; i < output.num_elements(); i++) untouched = untouched && output.load(i) == 7.0;
-    for (int64_t i = 0; i < 4; i++) untouched = untouched && rows.as<int64_t>()[i] == 7 && cols.as<int64_t>()[i] == 7;
-    CHECK(untouched);
+    testing::expect_error<BadCall>(call, code, text);
+    CHECK(all_equal(call.rows, kSentinel));
+    CHECK(all_equal(call.cols, kSentinel));
 }
 
 }  // namespace

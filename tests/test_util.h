@@ -47,6 +47,13 @@ inline Tensor make_tensor(DataType dtype, const std::vector<int64_t> &shape, con
     return t;
 }
 
+// 1, 2, ..., n as TF's conv_ops_test.py fills its tensors.
+inline std::vector<double> iota(int64_t n) {
+    std::vector<double> v(n);
+    for (int64_t i = 0; i < n; i++) v[i] = static_cast<double>(i + 1);
+    return v;
+}
+
 inline Tensor int32_vector(const std::vector<int64_t> &values) {
     return Tensor::FromVector(DataType::kInt32, {static_cast<int64_t>(values.size())}, values);
 }

@@ -6,11 +6,11 @@
 #pragma once
 
 #include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -102,6 +102,24 @@ void check_dispatch_cases(const std::vector<Case> &cases, const RunCase &run_cas
                 REQUIRE(o.status.ok());
                 CHECK(o.error <= tolerance(dtype));
             }
+}
+
+// Eight threads run case `k` at once through dispatch (float32 and float64,
+// NHWC and NCHW, a seed each): every call must succeed within its dtype's
+// tolerance. run_case as for check_every_variant.
+template <typename Case, typename RunCase>
+void check_concurrent_calls(const Case &k, const RunCase &run_case) {
+    auto dtype_of_thread = [](int t) { return t % 2 ? DataType::kFloat : DataType::kDouble; };
+    std::vector<std::thread> threads;
+    std::vector<double> errors(8, -1);
+    for (int t = 0; t < 8; t++) {
+        threads.emplace_back([&, t] {
+            const Outcome o = run_case(k, dtype_of_thread(t), t % 4 < 2 ? "NHWC" : "NCHW", "", 100 + t);
+            errors[t] = o.status.ok() ? o.error : 1.0;
+        });
+    }
+    for (auto &th : threads) th.join();
+    for (int t = 0; t < 8; t++) CHECK(errors[t] <= tolerance(dtype_of_thread(t)));
 }
 
 }  // namespace gradtune::testing

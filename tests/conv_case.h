@@ -1,0 +1,104 @@
+// The cases the convolution tests share: the NHWC sizes and geometry of one
+// call of a dense convolution gradient (Conv2DBackpropInput,
+// Conv2DBackpropFilter) or of a depthwise op, with TF's windows as the
+// plain-loop references compute them (reference/window.h). Their layout and
+// attrs helpers are test_util.h's.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "reference/window.h"
+#include "variant_sweep.h"
+
+namespace gradtune::testing {
+
+// A case's TF windows: its output rows and columns, and the geometry the
+// references take. Not valid where TF rejects the geometry (no output size).
+struct CaseWindows {
+    reference::Window rows, cols;
+    reference::Geometry2D geometry;
+    bool valid() const { return rows.output >= 0 && cols.output >= 0; }
+};
+
+inline CaseWindows case_windows(int64_t H, int64_t W, int64_t FH, int64_t FW, int64_t stride_h, int64_t stride_w,
+                                int64_t dilation_h, int64_t dilation_w, const std::string &padding,
+                                const std::array<int, 4> &pads) {
+    CaseWindows w;
+    w.rows = reference::window(H, FH, dilation_h, stride_h, padding, pads[0], pads[1]);
+    w.cols = reference::window(W, FW, dilation_w, stride_w, padding, pads[2], pads[3]);
+    w.geometry = {stride_h, stride_w, dilation_h, dilation_w, w.rows.pad_before, w.cols.pad_before};
+    return w;
+}
+
+// " SAME", or " EXPLICIT(top,bottom,left,right)": the end of a case's description.
+inline std::string describe_padding(const std::string &padding, const std::array<int, 4> &pads) {
+    std::ostringstream out;
+    out << " " << padding;
+    if (padding == "EXPLICIT") out << "(" << pads[0] << "," << pads[1] << "," << pads[2] << "," << pads[3] << ")";
+    return out.str();
+}
+
+struct DenseConvCase {
+    int64_t N, H, W, C, O, FH, FW, G;  // G groups: the filter is [FH, FW, C / G, O]
+    int64_t stride_h, stride_w, dilation_h, dilation_w;
+    std::string padding;
+    std::array<int, 4> pads{};  // top, bottom, left, right (EXPLICIT only)
+
+    std::string describe() const {
+        std::ostringstream out;
+        out << "N" << N << " H" << H << " W" << W << " C" << C << " O" << O << " G" << G << " f" << FH << "x" << FW
+            << " s" << stride_h << "x" << stride_w << " d" << dilation_h << "x" << dilation_w;
+        return out.str() + describe_padding(padding, pads);
+    }
+    CaseWindows windows() const {
+        return case_windows(H, W, FH, FW, stride_h, stride_w, dilation_h, dilation_w, padding, pads);
+    }
+    std::vector<int64_t> in_shape() const { return {N, H, W, C}; }
+    std::vector<int64_t> filter_shape() const { return {FH, FW, C / G, O}; }
+    std::vector<int64_t> out_shape(const CaseWindows &w) const { return {N, w.rows.output, w.cols.output, O}; }
+};
+
+// Whether variant `v` serves the case's structure.
+inline bool fits_dense_conv(const VariantInfo &v, const DenseConvCase &k) {
+    return fits_structure(v, {{"dilation_height", k.dilation_h},
+                              {"dilation_width", k.dilation_w},
+                              {"filter_height", k.FH},
+                              {"filter_width", k.FW},
+                              {"groups", k.G},
+                              {"stride_height", k.stride_h},
+                              {"stride_width", k.stride_w}});
+}
+
+struct DepthwiseCase {
+    int64_t N, H, W, C, M, FH, FW, stride, dilation_h, dilation_w;  // M: depth multiplier
+    std::string padding;
+    std::array<int, 4> pads{};  // top, bottom, left, right (EXPLICIT only)
+
+    std::string describe() const {
+        std::ostringstream out;
+        out << "N" << N << " H" << H << " W" << W << " C" << C << " M" << M << " f" << FH << "x" << FW << " s" << stride
+            << " d" << dilation_h << "x" << dilation_w;
+        return out.str() + describe_padding(padding, pads);
+    }
+    CaseWindows windows() const {
+        return case_windows(H, W, FH, FW, stride, stride, dilation_h, dilation_w, padding, pads);
+    }
+    std::vector<int64_t> in_shape() const { return {N, H, W, C}; }
+    std::vector<int64_t> filter_shape() const { return {FH, FW, C, M}; }
+    std::vector<int64_t> out_shape(const CaseWindows &w) const { return {N, w.rows.output, w.cols.output, C * M}; }
+};
+
+inline bool fits_depthwise(const VariantInfo &v, const DepthwiseCase &k) {
+    return fits_structure(v, {{"depth_multiplier", k.M},
+                              {"dilation_height", k.dilation_h},
+                              {"dilation_width", k.dilation_w},
+                              {"filter_height", k.FH},
+                              {"filter_width", k.FW},
+                              {"stride", k.stride}});
+}
+
+}  // namespace gradtune::testing
