@@ -193,22 +193,11 @@ Status Definition::Execute(const Prepared &p, const Args &args, const TensorRef 
 }
 
 OpSpec Definition::Spec() {
-    OpSpec spec;
-    spec.name = kOp;
-    // Not {"input", "filter"}: two string literals also match vector's
-    // iterator-pair constructor.
-    spec.inputs = std::vector<std::string>{"input", "filter"};
-    spec.input_types = {"T", "T"};
-    spec.outputs = {"output"};
-    spec.output_types = {"T"};
-    spec.attrs = internal::ConvolutionAttrs(/*use_cudnn_on_gpu=*/true);
-    return spec;
+    return internal::ConvolutionSpec(kOp, {"input", "filter"}, {"T", "T"}, /*use_cudnn_on_gpu=*/true);
 }
 
 Status Definition::Unpack(const OpCall &call, const OpSpec &spec, Values *v) {
-    using namespace internal;
-    GRADTUNE_RETURN_IF_ERROR(GetInputs(call, spec, {&v->input, &v->filter}));
-    return GetConvolutionAttrs(call, spec, &v->strides, &v->padding, &v->attrs);
+    return internal::UnpackConvolution(call, spec, {&v->input, &v->filter}, v);
 }
 
 }  // namespace

@@ -204,20 +204,12 @@ Status Definition::Execute(const Prepared &p, const Args &args, const TensorRef 
 }
 
 OpSpec Definition::Spec() {
-    OpSpec spec;
-    spec.name = kOp;
-    spec.inputs = {"input", "filter_sizes", "out_backprop"};
-    spec.input_types = {"T", "int32", "T"};
-    spec.outputs = {"output"};
-    spec.output_types = {"T"};
-    spec.attrs = internal::ConvolutionAttrs(/*use_cudnn_on_gpu=*/true);
-    return spec;
+    return internal::ConvolutionSpec(kOp, {"input", "filter_sizes", "out_backprop"}, {"T", "int32", "T"},
+                                     /*use_cudnn_on_gpu=*/true);
 }
 
 Status Definition::Unpack(const OpCall &call, const OpSpec &spec, Values *v) {
-    using namespace internal;
-    GRADTUNE_RETURN_IF_ERROR(GetInputs(call, spec, {&v->input, &v->filter_sizes, &v->out_backprop}));
-    return GetConvolutionAttrs(call, spec, &v->strides, &v->padding, &v->attrs);
+    return internal::UnpackConvolution(call, spec, {&v->input, &v->filter_sizes, &v->out_backprop}, v);
 }
 
 }  // namespace

@@ -193,20 +193,12 @@ Status Definition::Execute(const Prepared &p, const Args &args, const TensorRef 
 }
 
 OpSpec Definition::Spec() {
-    OpSpec spec;
-    spec.name = kOp;
-    spec.inputs = {"input_sizes", "filter", "out_backprop"};
-    spec.input_types = {"int32", "T", "T"};
-    spec.outputs = {"output"};
-    spec.output_types = {"T"};
-    spec.attrs = internal::ConvolutionAttrs(/*use_cudnn_on_gpu=*/true);
-    return spec;
+    return internal::ConvolutionSpec(kOp, {"input_sizes", "filter", "out_backprop"}, {"int32", "T", "T"},
+                                     /*use_cudnn_on_gpu=*/true);
 }
 
 Status Definition::Unpack(const OpCall &call, const OpSpec &spec, Values *v) {
-    using namespace internal;
-    GRADTUNE_RETURN_IF_ERROR(GetInputs(call, spec, {&v->input_sizes, &v->filter, &v->out_backprop}));
-    return GetConvolutionAttrs(call, spec, &v->strides, &v->padding, &v->attrs);
+    return internal::UnpackConvolution(call, spec, {&v->input_sizes, &v->filter, &v->out_backprop}, v);
 }
 
 }  // namespace

@@ -3,10 +3,10 @@
 #include "gradtune/depthwise_conv2d_native_backprop_input.h"
 
 #include "DepthwiseConv2dNativeBackpropInput_cpu_float32_NHWC_generic.h"  // generated: the kernels' signature
+#include "depthwise_backprop.h"
 #include "dispatch.h"
 #include "halide_call.h"
 #include "op_entry.h"
-#include "structures.h"
 #include "tf_checks.h"
 
 namespace gradtune {
@@ -15,7 +15,6 @@ namespace {
 
 using internal::HalideBuffer;
 using tf::DataFormat;
-using tf::Padding;
 
 constexpr const char *kOp = "DepthwiseConv2dNativeBackpropInput";
 constexpr const char *kLabel = "DepthwiseConv2DBackpropInput";  // TF's label (capital D in 2D)
@@ -24,14 +23,6 @@ constexpr const char *kLabel = "DepthwiseConv2DBackpropInput";  // TF's label (c
 // as the generated header declares it: a call that does not match is a
 // compile error.
 using KernelSignature = decltype(&DepthwiseConv2dNativeBackpropInput_cpu_float32_NHWC_generic);
-
-struct Prepared {
-    CallInfo info;
-    std::vector<int64_t> input_shape;  // = input_sizes, data_format order
-    DataFormat format = DataFormat::kNHWC;
-    int64_t stride = 1, dilation_rows = 1, dilation_cols = 1, pad_top = 0, pad_left = 0;
-    bool zeros = false;  // nothing reaches the output: out_backprop or filter is empty
-};
 
 // The op's part of the shared front end (op_entry.h).
 struct Definition {
@@ -48,7 +39,7 @@ struct Definition {
         DepthwiseConv2dNativeBackpropInput::Attrs attrs;
         Args args() const { return {input_sizes, filter, out_backprop, strides, padding, attrs}; }
     };
-    using Prepared = gradtune::Prepared;
+    using Prepared = internal::DepthwiseBackpropPrepared;
     static constexpr const char *kShapeInput = "input_sizes";
     // T's allowed dtypes, in TF's order.
     static constexpr DataType kTypes[] = {DataType::kHalf, DataType::kBFloat16, DataType::kFloat, DataType::kDouble};
@@ -60,92 +51,30 @@ struct Definition {
 };
 
 Status Definition::Prepare(const Args &args, Prepared *p) {
-    const auto &[input_sizes, filter, out_backprop, strides, padding_text, attrs] = args;
+    const auto &[input_sizes, filter, out_backprop, strides, padding, attrs] = args;
     GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("input_sizes", input_sizes));
     GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("filter", filter));
     GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("out_backprop", out_backprop));
 
-    // Op definition: T, input types, attr values.
+    // Op definition: T, input types; then the checks both depthwise
+    // gradients share, from the attr values on.
     GRADTUNE_RETURN_IF_ERROR(tf::CheckAllowedType(filter.dtype, kTypes));
     GRADTUNE_RETURN_IF_ERROR(tf::CheckInputType(kOp, 0, DataType::kInt32, input_sizes.dtype));
     GRADTUNE_RETURN_IF_ERROR(tf::CheckInputType(kOp, 2, filter.dtype, out_backprop.dtype));
-    Padding padding;
-    GRADTUNE_RETURN_IF_ERROR(tf::ParsePadding(padding_text, &padding));
-    GRADTUNE_RETURN_IF_ERROR(tf::ParseDataFormat(attrs.data_format_, &p->format));
-    const DataFormat format = p->format;
-    const int n_dim = tf::DimIndex(format, 'N'), h_dim = tf::DimIndex(format, 'H');
-    const int w_dim = tf::DimIndex(format, 'W'), c_dim = tf::DimIndex(format, 'C');
-
-    // Kernel constructor (steps 1-5), then the dilations that gradtune honours.
-    GRADTUNE_RETURN_IF_ERROR(
-        tf::CheckDepthwiseBackpropAttrs(strides, padding, attrs.explicit_paddings_, attrs.dilations_, format));
-    const std::vector<int> &dilations = attrs.dilations_;
-
-    // Compute (steps 6-14).
-    if (input_sizes.dims() != 1)
-        return InvalidArgument("Conv2DBackpropInput: input_sizes input must be 1-dim, not " +
-                               std::to_string(input_sizes.dims()));
-    tf::ShapeBuilder input_shape;
-    for (int64_t i = 0; i < input_sizes.num_elements(); i++) {
-        const int64_t size = tf::ShapeElement(input_sizes, i);
-        if (size < 0) return InvalidArgument("Dimension " + std::to_string(i) + " of input_sizes must be >= 0");
-        GRADTUNE_RETURN_IF_ERROR(input_shape.AddDim(size));
-    }
-    const std::string label = kLabel;
-    if (input_shape.dims().size() != 4) return InvalidArgument(label + ": input must be 4-dimensional");
-    if (filter.dims() != 4) return InvalidArgument(label + ": filter must be 4-dimensional");
-    if (out_backprop.dims() != 4) return InvalidArgument(label + ": out_backprop must be 4-dimensional");
-    const std::vector<int64_t> &in = input_shape.dims();
-    const std::vector<int64_t> &out = out_backprop.shape;
-    if (in[n_dim] != out[n_dim]) return InvalidArgument(label + ": input and out_backprop must have the same batch size");
-    if (!tf::FitsInt32(in[h_dim])) return InvalidArgument("Input rows too large");
-    if (!tf::FitsInt32(in[w_dim])) return InvalidArgument("Input cols too large");
-    if (!tf::FitsInt32(out[h_dim])) return InvalidArgument("Output rows too large");
-    if (!tf::FitsInt32(out[w_dim])) return InvalidArgument("Output cols too large");
-    const int64_t in_depth = in[c_dim];
-    if (in_depth != filter.shape[2]) return InvalidArgument(label + ": input and filter must have the same in_depth");
-    const int64_t multiplier = filter.shape[3];
-    if (!tf::FitsInt32(out[c_dim])) return InvalidArgument("Output depth too large");
-    if (tf::MultiplySaturated(multiplier, in_depth) != out[c_dim])
-        return InvalidArgument(label + ": depth_multiplier * in_depth not equal to out_depth");
-
-    const int64_t stride = strides[h_dim];
-    tf::Window2D window;
-    // TF passes dilation 1 here (it ignores dilations); gradtune computes the
-    // dilated gradient, so the effective filter size uses the real dilation.
-    GRADTUNE_RETURN_IF_ERROR(tf::GetWindowedOutputSize2D(in, filter.shape[0], filter.shape[1], dilations[h_dim],
-                                                         dilations[w_dim], stride, stride, padding,
-                                                         attrs.explicit_paddings_, format, &window));
-    if (out[h_dim] != window.rows)
-        return InvalidArgument(label + ": Number of rows of out_backprop doesn't match computed: actual = " +
-                               std::to_string(out[h_dim]) + ", computed = " + std::to_string(window.rows));
-    if (out[w_dim] != window.cols)
-        return InvalidArgument(label + ": Number of cols of out_backprop doesn't match computed: actual = " +
-                               std::to_string(out[w_dim]) + ", computed = " + std::to_string(window.cols));
-
-    p->input_shape = in;
-    p->stride = stride;
-    p->dilation_rows = dilations[h_dim];
-    p->dilation_cols = dilations[w_dim];
-    p->pad_top = window.pad_top;
-    p->pad_left = window.pad_left;
-    p->zeros = out_backprop.num_elements() == 0 || filter.num_elements() == 0;
-    p->info.op = kOp;
-    p->info.dtype = DataTypeName(filter.dtype);
-    p->info.output_dtypes = {filter.dtype};
-    p->info.output_shapes = {p->input_shape};
-    p->info.data_format = tf::DataFormatName(format);
-    const DepthwiseStructure structure{.depth_multiplier = static_cast<int>(multiplier),
-                                       .dilation_height = dilations[h_dim],
-                                       .dilation_width = dilations[w_dim],
-                                       .filter_height = static_cast<int>(filter.shape[0]),
-                                       .filter_width = static_cast<int>(filter.shape[1]),
-                                       .stride = static_cast<int>(stride)};
-    p->info.structure = structure.values();
-    p->info.padding = tf::PaddingName(padding);
-    p->info.explicit_paddings = tf::SpatialPaddings(padding, attrs.explicit_paddings_, format);
-    p->info.shape = {{"N", in[n_dim]}, {"H", in[h_dim]}, {"W", in[w_dim]}, {"C", in_depth}};
-    return Status::OK();
+    return internal::PrepareDepthwiseBackprop({.op = kOp,
+                                               .label = kLabel,
+                                               .sizes_name = "input_sizes",
+                                               .sizes_label = "Conv2DBackpropInput",
+                                               .sizes_are_input = true,
+                                               .sizes = input_sizes,
+                                               .tensor = filter,
+                                               .out_backprop = out_backprop,
+                                               .strides = strides,
+                                               .padding = padding,
+                                               .data_format = attrs.data_format_,
+                                               .explicit_paddings = attrs.explicit_paddings_,
+                                               .dilations = attrs.dilations_},
+                                              p);
 }
 
 Status Definition::Refusal(const Prepared &p, const Args &args, int64_t output_elements, const RunOptions &) {
@@ -179,20 +108,12 @@ Status Definition::Execute(const Prepared &p, const Args &args, const TensorRef 
 }
 
 OpSpec Definition::Spec() {
-    OpSpec spec;
-    spec.name = kOp;
-    spec.inputs = {"input_sizes", "filter", "out_backprop"};
-    spec.input_types = {"int32", "T", "T"};
-    spec.outputs = {"output"};
-    spec.output_types = {"T"};
-    spec.attrs = internal::ConvolutionAttrs(/*use_cudnn_on_gpu=*/false);
-    return spec;
+    return internal::ConvolutionSpec(kOp, {"input_sizes", "filter", "out_backprop"}, {"int32", "T", "T"},
+                                     /*use_cudnn_on_gpu=*/false);
 }
 
 Status Definition::Unpack(const OpCall &call, const OpSpec &spec, Values *v) {
-    using namespace internal;
-    GRADTUNE_RETURN_IF_ERROR(GetInputs(call, spec, {&v->input_sizes, &v->filter, &v->out_backprop}));
-    return GetConvolutionAttrs(call, spec, &v->strides, &v->padding, &v->attrs);
+    return internal::UnpackConvolution(call, spec, {&v->input_sizes, &v->filter, &v->out_backprop}, v);
 }
 
 }  // namespace

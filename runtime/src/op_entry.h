@@ -138,6 +138,11 @@ Status GetInt(const OpCall &call, const OpSpec &spec, const std::string &name, i
 // an attr of the dense ones only.
 std::vector<AttrSpec> ConvolutionAttrs(bool use_cudnn_on_gpu);
 
+// The OpSpec of a 2-D convolution op: its inputs and their types (T or
+// int32), one output of type T, and ConvolutionAttrs.
+OpSpec ConvolutionSpec(const char *name, std::vector<std::string> inputs, std::vector<std::string> input_types,
+                       bool use_cudnn_on_gpu);
+
 // Reads a call's convolution attrs (ConvolutionAttrs) into the typed API's
 // strides, padding and Attrs, in the same order.
 template <typename Attrs>
@@ -150,6 +155,15 @@ Status GetConvolutionAttrs(const OpCall &call, const OpSpec &spec, std::vector<i
     GRADTUNE_RETURN_IF_ERROR(GetIntList(call, spec, "explicit_paddings", &attrs->explicit_paddings_));
     GRADTUNE_RETURN_IF_ERROR(GetString(call, spec, "data_format", &attrs->data_format_));
     return GetIntList(call, spec, "dilations", &attrs->dilations_);
+}
+
+// A convolution op's Unpack(): its inputs in spec order, then its attrs
+// into `v` (strides, padding, attrs).
+template <typename Values>
+Status UnpackConvolution(const OpCall &call, const OpSpec &spec, std::initializer_list<ConstTensorRef *> inputs,
+                         Values *v) {
+    GRADTUNE_RETURN_IF_ERROR(GetInputs(call, spec, inputs));
+    return GetConvolutionAttrs(call, spec, &v->strides, &v->padding, &v->attrs);
 }
 
 }  // namespace gradtune::internal

@@ -114,6 +114,18 @@ std::vector<AttrSpec> ConvolutionAttrs(bool use_cudnn_on_gpu) {
     return attrs;
 }
 
+OpSpec ConvolutionSpec(const char *name, std::vector<std::string> inputs, std::vector<std::string> input_types,
+                       bool use_cudnn_on_gpu) {
+    OpSpec spec;
+    spec.name = name;
+    spec.inputs = std::move(inputs);
+    spec.input_types = std::move(input_types);
+    spec.outputs = {"output"};
+    spec.output_types = {"T"};
+    spec.attrs = ConvolutionAttrs(use_cudnn_on_gpu);
+    return spec;
+}
+
 }  // namespace internal
 
 const std::vector<OpSpec> &RegisteredOps() {
