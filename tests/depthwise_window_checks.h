@@ -1,15 +1,18 @@
-// The window-attribute rows of spec/tf-ops.md section 11 (rows 1-8: strides
-// and explicit paddings) that the three depthwise ops share word for word
-// (TF validates them in the same shared code for all three). Each op's test
-// calls this inside its bad-input TEST_CASE with its own call type (a
-// bad_call.h BadCall): every row must be refused with the output untouched.
+// The rows of spec/tf-ops.md section 11 that the depthwise ops share word for
+// word: the window attributes (rows 1-8: strides and explicit paddings) of
+// all three, and the dimension rows of the two gradients (TF validates each
+// group in shared code). Each op's test calls these inside its bad-input
+// TEST_CASE with its own call type (a bad_call.h BadCall): every row must be
+// refused with the output untouched.
 #pragma once
 
 #include <catch2/catch.hpp>
 #include <string>
+#include <vector>
 
 #include "bad_call.h"
 #include "gradtune/gradtune.h"
+#include "test_util.h"
 
 namespace gradtune::testing {
 
@@ -66,6 +69,67 @@ void check_depthwise_window_attrs() {
         c.attrs = c.attrs.ExplicitPaddings({0, 0, 1, 1, 1, 1, 0, 0});
         expect_error(c, C::kInvalidArgument,
                      "explicit_paddings attribute must be empty if the padding attribute is not EXPLICIT");
+    }
+}
+
+// Rows 15, 16 (out_backprop sizes), 20 and 22 of the bad-input table, which
+// the two depthwise gradients share (TF checks them in one shared function,
+// and so does gradtune: runtime/src/depthwise_backprop.cpp); `L` is the op's
+// label in TF's texts. `Call` is the op's BadCall, with out_backprop_override.
+template <typename Call>
+void check_depthwise_gradient_rows(const std::string &L) {
+    using C = StatusCode;
+    SECTION("row 15: batch mismatch") {
+        Call c;
+        Tensor dy = make_tensor(DataType::kFloat, {2, 4, 4, 2}, std::vector<double>(64, 1.0));
+        c.out_backprop_override = dy.cref();
+        expect_error(c, C::kInvalidArgument, L + ": input and out_backprop must have the same batch size");
+    }
+    SECTION("row 20: out_backprop rows or cols do not match") {
+        Call c;
+        Tensor dy = make_tensor(DataType::kFloat, {1, 3, 4, 2}, std::vector<double>(24, 1.0));
+        c.out_backprop_override = dy.cref();
+        expect_error(c, C::kInvalidArgument,
+                     L + ": Number of rows of out_backprop doesn't match computed: actual = 3, computed = 4");
+        Tensor dy2 = make_tensor(DataType::kFloat, {1, 4, 5, 2}, std::vector<double>(40, 1.0));
+        c.out_backprop_override = dy2.cref();
+        expect_error(c, C::kInvalidArgument,
+                     L + ": Number of cols of out_backprop doesn't match computed: actual = 5, computed = 4");
+    }
+    SECTION("row 22 (policy): invalid dilations are rejected; valid ones are honoured") {
+        Call c;
+        c.attrs = c.attrs.Dilations({1, 1, 1});
+        expect_error(c, C::kInvalidArgument, "Sliding window dilations field must specify 4 dimensions");
+        c.attrs = c.attrs.Dilations({2, 1, 1, 1});
+        expect_error(c, C::kInvalidArgument,
+                     "Current implementation does not yet support dilations in the batch and depth dimensions.");
+        c.attrs = c.attrs.Dilations({1, 1, 1, 3});
+        expect_error(c, C::kInvalidArgument,
+                     "Current implementation does not yet support dilations in the batch and depth dimensions.");
+        c.attrs = c.attrs.Dilations({1, 0, 1, 1});
+        expect_error(c, C::kInvalidArgument, "Dilation rate must be >= 1, but got 0");
+        c.attrs = c.attrs.Dilations({1, 1, -2, 1});
+        expect_error(c, C::kInvalidArgument, "Dilation rate must be >= 1, but got -2");
+        // A dilation that TF's CPU kernel would ignore changes the geometry
+        // here: VALID, 3x3 filter, dilation 2 on 4 rows gives
+        // (4 - 5 + 1) / 1 = 0 rows, so TF's 2-row out_backprop is refused.
+        Call d;
+        d.padding = "VALID";
+        d.attrs = d.attrs.Dilations({1, 2, 2, 1});
+        Tensor dy = make_tensor(DataType::kFloat, {1, 2, 2, 2}, std::vector<double>(8, 1.0));
+        d.out_backprop_override = dy.cref();
+        expect_error(d, C::kInvalidArgument,
+                     L + ": Number of rows of out_backprop doesn't match computed: actual = 2, computed = 0");
+    }
+    SECTION("row 16: out_backprop sizes of 2**31-1 and more") {
+        static float cell = 0;  // shapes are checked before any data is read
+        Call d;
+        d.out_backprop_override = ConstTensorRef{DataType::kFloat, {1, 2147483647, 4, 2}, &cell};
+        expect_error(d, C::kInvalidArgument, "Output rows too large");
+        d.out_backprop_override = ConstTensorRef{DataType::kFloat, {1, 4, 2147483647, 2}, &cell};
+        expect_error(d, C::kInvalidArgument, "Output cols too large");
+        d.out_backprop_override = ConstTensorRef{DataType::kFloat, {1, 4, 4, 2147483647}, &cell};
+        expect_error(d, C::kInvalidArgument, "Output depth too large");
     }
 }
 

@@ -359,26 +359,13 @@ TEST_CASE("DepthwiseConv2dNativeBackpropFilter: bad inputs get TF's error kind a
         e.out_backprop_override = dy5.cref();
         expect_error(e, C::kInvalidArgument, L + ": out_backprop must be 4-dimensional");
     }
-    SECTION("row 15: batch mismatch") {
-        BadCall c;
-        Tensor dy = make_tensor(DataType::kFloat, {2, 4, 4, 2}, std::vector<double>(64, 1.0));
-        c.out_backprop_override = dy.cref();
-        expect_error(c, C::kInvalidArgument, L + ": input and out_backprop must have the same batch size");
-    }
-    SECTION("row 16: sizes of 2**31-1 and more") {
+    SECTION("row 16: input sizes of 2**31-1 and more") {
         static float cell = 0;  // shapes are checked before any data is read
         BadCall c;
         c.input_override = ConstTensorRef{DataType::kFloat, {1, 2147483647, 4, 2}, &cell};
         expect_error(c, C::kInvalidArgument, "Input rows too large");
         c.input_override = ConstTensorRef{DataType::kFloat, {1, 4, 2147483647, 2}, &cell};
         expect_error(c, C::kInvalidArgument, "Input cols too large");
-        BadCall d;
-        d.out_backprop_override = ConstTensorRef{DataType::kFloat, {1, 2147483647, 4, 2}, &cell};
-        expect_error(d, C::kInvalidArgument, "Output rows too large");
-        d.out_backprop_override = ConstTensorRef{DataType::kFloat, {1, 4, 2147483647, 2}, &cell};
-        expect_error(d, C::kInvalidArgument, "Output cols too large");
-        d.out_backprop_override = ConstTensorRef{DataType::kFloat, {1, 4, 4, 2147483647}, &cell};
-        expect_error(d, C::kInvalidArgument, "Output depth too large");
     }
     SECTION("row 17: input depth != filter in_depth") {
         BadCall c;
@@ -403,42 +390,7 @@ TEST_CASE("DepthwiseConv2dNativeBackpropFilter: bad inputs get TF's error kind a
         expect_error(c, C::kInvalidArgument,
                      "Computed output size would be negative: -1 [input_size: 1, effective_filter_size: 5, stride: 2]");
     }
-    SECTION("row 20: out_backprop rows or cols do not match") {
-        BadCall c;
-        Tensor dy = make_tensor(DataType::kFloat, {1, 3, 4, 2}, std::vector<double>(24, 1.0));
-        c.out_backprop_override = dy.cref();
-        expect_error(c, C::kInvalidArgument,
-                     L + ": Number of rows of out_backprop doesn't match computed: actual = 3, computed = 4");
-        Tensor dy2 = make_tensor(DataType::kFloat, {1, 4, 5, 2}, std::vector<double>(40, 1.0));
-        c.out_backprop_override = dy2.cref();
-        expect_error(c, C::kInvalidArgument,
-                     L + ": Number of cols of out_backprop doesn't match computed: actual = 5, computed = 4");
-    }
-    SECTION("row 22 (policy): invalid dilations are rejected; valid ones are honoured") {
-        BadCall c;
-        c.attrs = c.attrs.Dilations({1, 1, 1});
-        expect_error(c, C::kInvalidArgument, "Sliding window dilations field must specify 4 dimensions");
-        c.attrs = c.attrs.Dilations({2, 1, 1, 1});
-        expect_error(c, C::kInvalidArgument,
-                     "Current implementation does not yet support dilations in the batch and depth dimensions.");
-        c.attrs = c.attrs.Dilations({1, 1, 1, 3});
-        expect_error(c, C::kInvalidArgument,
-                     "Current implementation does not yet support dilations in the batch and depth dimensions.");
-        c.attrs = c.attrs.Dilations({1, 0, 1, 1});
-        expect_error(c, C::kInvalidArgument, "Dilation rate must be >= 1, but got 0");
-        c.attrs = c.attrs.Dilations({1, 1, -2, 1});
-        expect_error(c, C::kInvalidArgument, "Dilation rate must be >= 1, but got -2");
-        // A dilation that TF's CPU kernel would ignore changes the geometry
-        // here: VALID, 3x3 filter, dilation 2 on 4 rows gives
-        // (4 - 5 + 1) / 1 = 0 rows, so TF's 2-row out_backprop is refused.
-        BadCall d;
-        d.padding = "VALID";
-        d.attrs = d.attrs.Dilations({1, 2, 2, 1});
-        Tensor dy = make_tensor(DataType::kFloat, {1, 2, 2, 2}, std::vector<double>(8, 1.0));
-        d.out_backprop_override = dy.cref();
-        expect_error(d, C::kInvalidArgument,
-                     L + ": Number of rows of out_backprop doesn't match computed: actual = 2, computed = 0");
-    }
+    check_depthwise_gradient_rows<BadCall>(L);  // rows 15, 16 (out_backprop), 20, 22
     SECTION("row 68: dtype outside the op's list, mismatched T, filter_sizes not int32") {
         BadCall c;
         c.input = make_tensor(DataType::kInt32, {1, 4, 4, 2}, std::vector<double>(32, 1.0));

@@ -251,27 +251,13 @@ TEST_CASE("bad inputs get TF's error kind and text and leave the output untouche
         d.out_backprop_override = dy5.cref();
         expect_error(d, C::kInvalidArgument, L + ": out_backprop must be 4-dimensional");
     }
-    SECTION("row 15: batch mismatch") {
-        BadCall c;
-        Tensor dy = make_tensor(DataType::kFloat, {2, 4, 4, 2}, std::vector<double>(64, 1.0));
-        c.out_backprop_override = dy.cref();
-        expect_error(c, C::kInvalidArgument, L + ": input and out_backprop must have the same batch size");
-    }
-    SECTION("row 16: sizes of 2**31-1 and more") {
-        static float cell = 0;  // shapes are checked before any data is read
+    SECTION("row 16: input sizes of 2**31-1 and more") {
         BadCall c;
         c.input_sizes = int32_vector({1, 2147483647, 1, 2});
         c.output_shape = {1, 1, 1, 1};
         expect_error(c, C::kInvalidArgument, "Input rows too large");
         c.input_sizes = int32_vector({1, 1, 2147483647, 2});
         expect_error(c, C::kInvalidArgument, "Input cols too large");
-        BadCall d;
-        d.out_backprop_override = ConstTensorRef{DataType::kFloat, {1, 2147483647, 4, 2}, &cell};
-        expect_error(d, C::kInvalidArgument, "Output rows too large");
-        d.out_backprop_override = ConstTensorRef{DataType::kFloat, {1, 4, 2147483647, 2}, &cell};
-        expect_error(d, C::kInvalidArgument, "Output cols too large");
-        d.out_backprop_override = ConstTensorRef{DataType::kFloat, {1, 4, 4, 2147483647}, &cell};
-        expect_error(d, C::kInvalidArgument, "Output depth too large");
     }
     SECTION("row 17: input depth != filter in_depth") {
         BadCall c;
@@ -296,27 +282,7 @@ TEST_CASE("bad inputs get TF's error kind and text and leave the output untouche
         expect_error(c, C::kInvalidArgument,
                      "Computed output size would be negative: -1 [input_size: 1, effective_filter_size: 5, stride: 2]");
     }
-    SECTION("row 20: out_backprop rows or cols do not match") {
-        BadCall c;
-        Tensor dy = make_tensor(DataType::kFloat, {1, 3, 4, 2}, std::vector<double>(24, 1.0));
-        c.out_backprop_override = dy.cref();
-        expect_error(c, C::kInvalidArgument,
-                     L + ": Number of rows of out_backprop doesn't match computed: actual = 3, computed = 4");
-        Tensor dy2 = make_tensor(DataType::kFloat, {1, 4, 5, 2}, std::vector<double>(40, 1.0));
-        c.out_backprop_override = dy2.cref();
-        expect_error(c, C::kInvalidArgument,
-                     L + ": Number of cols of out_backprop doesn't match computed: actual = 5, computed = 4");
-    }
-    SECTION("row 22 (policy): invalid dilations are rejected; valid ones are honoured") {
-        BadCall c;
-        c.attrs = c.attrs.Dilations({1, 1, 1});
-        expect_error(c, C::kInvalidArgument, "Sliding window dilations field must specify 4 dimensions");
-        c.attrs = c.attrs.Dilations({2, 1, 1, 1});
-        expect_error(c, C::kInvalidArgument,
-                     "Current implementation does not yet support dilations in the batch and depth dimensions.");
-        c.attrs = c.attrs.Dilations({1, 0, 1, 1});
-        expect_error(c, C::kInvalidArgument, "Dilation rate must be >= 1, but got 0");
-    }
+    check_depthwise_gradient_rows<BadCall>(L);  // rows 15, 16 (out_backprop), 20, 22
     SECTION("row 68: dtype outside the op's list, mismatched T, input_sizes not int32") {
         BadCall c;
         c.filter = make_tensor(DataType::kInt32, {3, 3, 2, 1}, std::vector<double>(18, 1.0));

@@ -26,19 +26,19 @@ Status PrepareDepthwiseBackprop(const DepthwiseBackpropCall &c, DepthwiseBackpro
     // Compute (steps 6-14): the sizes operand (TF's text names the dense
     // op), then EXTRACT_AND_VERIFY_DIMENSIONS.
     if (c.sizes.dims() != 1)
-        return InvalidArgument(std::string(c.sizes_label) + ": " + c.sizes_name + " input must be 1-dim, not " +
+        return InvalidArgument(std::string(c.op.sizes_label) + ": " + c.op.sizes_name + " input must be 1-dim, not " +
                                std::to_string(c.sizes.dims()));
     tf::ShapeBuilder sizes;
     for (int64_t i = 0; i < c.sizes.num_elements(); i++) {
         const int64_t size = tf::ShapeElement(c.sizes, i);
         if (size < 0)
-            return InvalidArgument("Dimension " + std::to_string(i) + " of " + c.sizes_name + " must be >= 0");
+            return InvalidArgument("Dimension " + std::to_string(i) + " of " + c.op.sizes_name + " must be >= 0");
         GRADTUNE_RETURN_IF_ERROR(sizes.AddDim(size));
     }
-    const std::vector<int64_t> &in = c.sizes_are_input ? sizes.dims() : c.tensor.shape;
-    const std::vector<int64_t> &filter = c.sizes_are_input ? c.tensor.shape : sizes.dims();
+    const std::vector<int64_t> &in = c.op.sizes_are_input ? sizes.dims() : c.tensor.shape;
+    const std::vector<int64_t> &filter = c.op.sizes_are_input ? c.tensor.shape : sizes.dims();
     const std::vector<int64_t> &out = c.out_backprop.shape;
-    const std::string label = c.label;
+    const std::string label = c.op.label;
     if (in.size() != 4) return InvalidArgument(label + ": input must be 4-dimensional");
     if (filter.size() != 4) return InvalidArgument(label + ": filter must be 4-dimensional");
     if (out.size() != 4) return InvalidArgument(label + ": out_backprop must be 4-dimensional");
@@ -80,10 +80,10 @@ Status PrepareDepthwiseBackprop(const DepthwiseBackpropCall &c, DepthwiseBackpro
     // empty tensor operand (every product is zero or reads padding), gives
     // zeros.
     p->zeros = c.out_backprop.num_elements() == 0 || c.tensor.num_elements() == 0;
-    p->info.op = c.op;
+    p->info.op = c.op.op;
     p->info.dtype = DataTypeName(c.tensor.dtype);
     p->info.output_dtypes = {c.tensor.dtype};
-    p->info.output_shapes = {c.sizes_are_input ? p->input_shape : p->filter_shape};
+    p->info.output_shapes = {c.op.sizes_are_input ? p->input_shape : p->filter_shape};
     p->info.data_format = tf::DataFormatName(format);
     const DepthwiseStructure structure{.depth_multiplier = static_cast<int>(multiplier),
                                        .dilation_height = dilations[h_dim],

@@ -17,14 +17,19 @@
 
 namespace gradtune::internal {
 
-// The call, as both ops see it: one operand gives its shape by value
-// (input_sizes or filter_sizes), the other is a tensor (filter or input).
+// Which of the two ops: one operand gives its shape by value (input_sizes or
+// filter_sizes), the other is a tensor (filter or input).
+struct DepthwiseBackpropOp {
+    const char *op;           // the op's name, for CallInfo
+    const char *label;        // TF's label: "DepthwiseConv2DBackpropInput" / "...Filter"
+    const char *sizes_name;   // "input_sizes" or "filter_sizes"
+    const char *sizes_label;  // TF's rank text names "Conv2DBackpropInput" / "Conv2DBackpropFilter"
+    bool sizes_are_input;     // true: the sizes give the input's shape, else the filter's
+};
+
+// The call, as both ops see it.
 struct DepthwiseBackpropCall {
-    const char *op;                // the op's name, for CallInfo
-    const char *label;             // TF's label: "DepthwiseConv2DBackpropInput" / "...Filter"
-    const char *sizes_name;        // "input_sizes" or "filter_sizes"
-    const char *sizes_label;       // TF's rank text names "Conv2DBackpropInput" / "Conv2DBackpropFilter"
-    bool sizes_are_input;          // true: the sizes give the input's shape, else the filter's
+    const DepthwiseBackpropOp &op;
     const ConstTensorRef &sizes;   // the 1-D int32 shape operand
     const ConstTensorRef &tensor;  // the other operand: the filter (sizes are the input's) or the input
     const ConstTensorRef &out_backprop;
@@ -45,5 +50,16 @@ struct DepthwiseBackpropPrepared {
 
 // TF's checks from the padding attr on, in TF's order with TF's texts.
 Status PrepareDepthwiseBackprop(const DepthwiseBackpropCall &call, DepthwiseBackpropPrepared *p);
+
+// The same with the typed API's strides, padding and Attrs.
+template <typename Attrs>
+Status PrepareDepthwiseBackprop(const DepthwiseBackpropOp &op, const ConstTensorRef &sizes,
+                                const ConstTensorRef &tensor, const ConstTensorRef &out_backprop,
+                                const std::vector<int> &strides, std::string_view padding, const Attrs &attrs,
+                                DepthwiseBackpropPrepared *p) {
+    return PrepareDepthwiseBackprop({op, sizes, tensor, out_backprop, strides, padding, attrs.data_format_,
+                                     attrs.explicit_paddings_, attrs.dilations_},
+                                    p);
+}
 
 }  // namespace gradtune::internal

@@ -17,7 +17,9 @@ using internal::HalideBuffer;
 using tf::DataFormat;
 
 constexpr const char *kOp = "DepthwiseConv2dNativeBackpropFilter";
-constexpr const char *kLabel = "DepthwiseConv2DBackpropFilter";  // TF's label (capital D in 2D)
+// TF's label (capital D in 2D); its rank check of filter_sizes names the dense op.
+constexpr internal::DepthwiseBackpropOp kDepthwiseOp{kOp, "DepthwiseConv2DBackpropFilter", "filter_sizes",
+                                                     "Conv2DBackpropFilter", /*sizes_are_input=*/false};
 
 // The Halide signature of every variant (generators/depthwise_conv2d_native_backprop_filter_generator.cpp),
 // as the generated header declares it: a call that does not match is a
@@ -61,19 +63,7 @@ Status Definition::Prepare(const Args &args, Prepared *p) {
     GRADTUNE_RETURN_IF_ERROR(tf::CheckAllowedType(input.dtype, kTypes));
     GRADTUNE_RETURN_IF_ERROR(tf::CheckInputType(kOp, 1, DataType::kInt32, filter_sizes.dtype));
     GRADTUNE_RETURN_IF_ERROR(tf::CheckInputType(kOp, 2, input.dtype, out_backprop.dtype));
-    return internal::PrepareDepthwiseBackprop({.op = kOp,
-                                               .label = kLabel,
-                                               .sizes_name = "filter_sizes",
-                                               .sizes_label = "Conv2DBackpropFilter",
-                                               .sizes_are_input = false,
-                                               .sizes = filter_sizes,
-                                               .tensor = input,
-                                               .out_backprop = out_backprop,
-                                               .strides = strides,
-                                               .padding = padding,
-                                               .data_format = attrs.data_format_,
-                                               .explicit_paddings = attrs.explicit_paddings_,
-                                               .dilations = attrs.dilations_},
+    return internal::PrepareDepthwiseBackprop(kDepthwiseOp, filter_sizes, input, out_backprop, strides, padding, attrs,
                                               p);
 }
 

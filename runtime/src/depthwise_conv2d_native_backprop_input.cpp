@@ -17,7 +17,9 @@ using internal::HalideBuffer;
 using tf::DataFormat;
 
 constexpr const char *kOp = "DepthwiseConv2dNativeBackpropInput";
-constexpr const char *kLabel = "DepthwiseConv2DBackpropInput";  // TF's label (capital D in 2D)
+// TF's label (capital D in 2D); its rank check of input_sizes names the dense op.
+constexpr internal::DepthwiseBackpropOp kDepthwiseOp{kOp, "DepthwiseConv2DBackpropInput", "input_sizes",
+                                                     "Conv2DBackpropInput", /*sizes_are_input=*/true};
 
 // The Halide signature of every variant (generators/depthwise_conv2d_native_backprop_input_generator.cpp),
 // as the generated header declares it: a call that does not match is a
@@ -61,19 +63,7 @@ Status Definition::Prepare(const Args &args, Prepared *p) {
     GRADTUNE_RETURN_IF_ERROR(tf::CheckAllowedType(filter.dtype, kTypes));
     GRADTUNE_RETURN_IF_ERROR(tf::CheckInputType(kOp, 0, DataType::kInt32, input_sizes.dtype));
     GRADTUNE_RETURN_IF_ERROR(tf::CheckInputType(kOp, 2, filter.dtype, out_backprop.dtype));
-    return internal::PrepareDepthwiseBackprop({.op = kOp,
-                                               .label = kLabel,
-                                               .sizes_name = "input_sizes",
-                                               .sizes_label = "Conv2DBackpropInput",
-                                               .sizes_are_input = true,
-                                               .sizes = input_sizes,
-                                               .tensor = filter,
-                                               .out_backprop = out_backprop,
-                                               .strides = strides,
-                                               .padding = padding,
-                                               .data_format = attrs.data_format_,
-                                               .explicit_paddings = attrs.explicit_paddings_,
-                                               .dilations = attrs.dilations_},
+    return internal::PrepareDepthwiseBackprop(kDepthwiseOp, input_sizes, filter, out_backprop, strides, padding, attrs,
                                               p);
 }
 
