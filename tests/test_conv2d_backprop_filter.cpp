@@ -4,7 +4,6 @@
 // with the section 15 policy), empty tensors, thread safety.
 #include <array>
 #include <catch2/catch.hpp>
-#include <sstream>
 
 #include "bad_call.h"
 #include "conv_case.h"

@@ -5,7 +5,6 @@
 #include <array>
 #include <catch2/catch.hpp>
 #include <iterator>
-#include <sstream>
 
 #include "bad_call.h"
 #include "conv_case.h"

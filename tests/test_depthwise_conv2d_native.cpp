@@ -4,7 +4,6 @@
 // dilations), empty tensors, and the by-name layer.
 #include <array>
 #include <catch2/catch.hpp>
-#include <sstream>
 
 #include "bad_call.h"
 #include "conv_case.h"

@@ -6,7 +6,6 @@
 #include <array>
 #include <catch2/catch.hpp>
 #include <cstring>
-#include <sstream>
 
 #include "bad_call.h"
 #include "conv_case.h"

@@ -3,7 +3,6 @@
 // rows 1-24 with the section 15 policy), empty tensors, thread safety.
 #include <array>
 #include <catch2/catch.hpp>
-#include <sstream>
 
 #include "bad_call.h"
 #include "conv_case.h"
