@@ -64,8 +64,6 @@ inline KnobSpace cpu_space(const Structure &s) {
     // accumulator lanes, and the default vector is one AVX-512 register of them.
     const int accumulator_bytes = gradtune::accumulator_bytes(s.dtype);
     const int native = 64 / accumulator_bytes;
-    const bool fixed_filter = fixed.filter_height > 0 && fixed.filter_width > 0;
-    const int taps = fixed.filter_height * fixed.filter_width;
     KnobSpace space;
     space.knobs = GRADTUNE_KNOB_LIST(GRADTUNE_CONV2D_CPU_KNOBS);
     space.constraint = KnobSpace::typed<Conv2DCpuKnobs>([=](const Conv2DCpuKnobs &k) -> std::string {
@@ -76,22 +74,16 @@ inline KnobSpace cpu_space(const Structure &s) {
         // and one for the broadcast operand.
         const int accumulators = k.vectors_per_tile * k.tile_other * k.tile_y * registers_per_vector;
         const int needed = accumulators + k.vectors_per_tile * registers_per_vector + 1;
-        if (needed > 32) return "the register tile needs " + std::to_string(needed) + " vector registers (max 32)";
-        if (k.unroll_taps && (!fixed_filter || taps > 49)) return "unroll_taps needs a fixed filter of at most 49 taps";
-        return "";
+        if (std::string why = check_registers("register tile", needed); !why.empty()) return why;
+        return check_unroll_taps(k.unroll_taps, fixed.filter_height, fixed.filter_width);
     });
     return space;
 }
 
 inline KnobSpace cuda_space(const Structure &) {
-    KnobSpace space;
-    space.knobs = GRADTUNE_KNOB_LIST(GRADTUNE_CONV2D_CUDA_KNOBS);
-    space.constraint = KnobSpace::typed<Conv2DCudaKnobs>([](const Conv2DCudaKnobs &k) -> std::string {
-        const int threads = k.threads_inner * k.threads_other * k.threads_y;
-        if (std::string why = check_threads_per_block(threads); !why.empty()) return why;
-        return "";
-    });
-    return space;
+    return cuda_block_space<Conv2DCudaKnobs>(
+        GRADTUNE_KNOB_LIST(GRADTUNE_CONV2D_CUDA_KNOBS),
+        [](const Conv2DCudaKnobs &k) { return k.threads_inner * k.threads_other * k.threads_y; });
 }
 
 }  // namespace conv2d_space
@@ -172,12 +164,9 @@ inline void apply_cuda(const Conv2DCudaKnobs &k, const Structure &s, Conv2DPipel
 
 inline void apply(const Knobs &knobs, const Structure &structure, Conv2DPipeline &pipeline,
                   const Halide::Target &target) {
-    using namespace conv2d_schedule;
-    if (device_of(target) == Device::cuda) {
-        apply_cuda(Conv2DCudaKnobs::from(knobs), structure, pipeline);
-    } else {
-        apply_cpu(Conv2DCpuKnobs::from(knobs), structure, pipeline);
-    }
+    if (device_of(target) == Device::cuda)
+        return conv2d_schedule::apply_cuda(Conv2DCudaKnobs::from(knobs), structure, pipeline);
+    conv2d_schedule::apply_cpu(Conv2DCpuKnobs::from(knobs), structure, pipeline);
 }
 
 }  // namespace gradtune

@@ -165,7 +165,6 @@ inline KnobSpace cpu_space(const Structure &s) {
     const int native = 64 / bytes;  // one AVX-512 register
     const bool nhwc = s.data_format == "NHWC";
     const int filter_h = fixed.filter_height, filter_w = fixed.filter_width;
-    const bool fixed_filter = filter_h > 0 && filter_w > 0;
     KnobSpace space;
     space.knobs = GRADTUNE_KNOB_LIST(GRADTUNE_CONV2D_BACKPROP_INPUT_CPU_KNOBS);
     space.constraint = KnobSpace::typed<Conv2DBackpropInputCpuKnobs>([=](const Conv2DBackpropInputCpuKnobs &k)
@@ -178,8 +177,7 @@ inline KnobSpace cpu_space(const Structure &s) {
             // plus the U vectors and one broadcast of V.
             const int accumulators = k.vectors_per_tile * k.tile_other;
             const int registers = (accumulators + k.vectors_per_tile) * registers_per_vector + 1;
-            if (registers > 32)
-                return "the Winograd block needs " + std::to_string(registers) + " vector registers (max 32)";
+            if (std::string why = check_registers("Winograd block", registers); !why.empty()) return why;
             if (k.tile_rows_per_task > 0 && k.images_per_task > 1)
                 return "tile_rows_per_task splits single images (images_per_task=1)";
             if (!nhwc) return "the Winograd algorithm is NHWC only";
@@ -196,7 +194,7 @@ inline KnobSpace cpu_space(const Structure &s) {
             // tile, plus one out_backprop vector and one filter vector.
             const int accumulators = k.tile_channels * k.tile_other * k.tile_y;
             const int registers = (accumulators + 2) * registers_per_vector;
-            if (registers > 32) return "the dot tile needs " + std::to_string(registers) + " vector registers (max 32)";
+            if (std::string why = check_registers("dot tile", registers); !why.empty()) return why;
             if (!nhwc) return "the dot algorithm is NHWC only";
             if (fixed.groups != 1) return "the dot algorithm needs a variant that fixes groups=1";
             // Halide then cannot bound the tap-phase row loop of the guarded
@@ -216,11 +214,9 @@ inline KnobSpace cpu_space(const Structure &s) {
             const int live_rows = (k.tile_y + phases_y - 1) / phases_y;
             const int accumulators = k.vectors_per_tile * live_columns * live_rows;
             const int registers = (accumulators + k.vectors_per_tile) * registers_per_vector + 1;
-            if (registers > 32)
-                return "the register tile needs " + std::to_string(registers) + " vector registers (max 32)";
+            if (std::string why = check_registers("register tile", registers); !why.empty()) return why;
         }
-        if (k.unroll_taps && (!fixed_filter || filter_h * filter_w > 49))
-            return "unroll_taps needs a fixed filter of at most 49 taps";
+        if (std::string why = check_unroll_taps(k.unroll_taps, filter_h, filter_w); !why.empty()) return why;
         if (nhwc && !k.vectorize_channels) return "NHWC always vectorises along channels";
         if (k.channel_tasks && k.channel_outer)
             return "channel_tasks already puts channel tiles outside the spatial tiles";
@@ -231,15 +227,9 @@ inline KnobSpace cpu_space(const Structure &s) {
 }
 
 inline KnobSpace cuda_space(const Structure &) {
-    KnobSpace space;
-    space.knobs = GRADTUNE_KNOB_LIST(GRADTUNE_CONV2D_BACKPROP_INPUT_CUDA_KNOBS);
-    space.constraint =
-        KnobSpace::typed<Conv2DBackpropInputCudaKnobs>([](const Conv2DBackpropInputCudaKnobs &k) -> std::string {
-            const int threads = k.threads_inner * k.threads_other * k.threads_y;
-            if (std::string why = check_threads_per_block(threads); !why.empty()) return why;
-            return "";
-        });
-    return space;
+    return cuda_block_space<Conv2DBackpropInputCudaKnobs>(
+        GRADTUNE_KNOB_LIST(GRADTUNE_CONV2D_BACKPROP_INPUT_CUDA_KNOBS),
+        [](const Conv2DBackpropInputCudaKnobs &k) { return k.threads_inner * k.threads_other * k.threads_y; });
 }
 
 }  // namespace conv2d_backprop_input_space

@@ -58,8 +58,6 @@ inline KnobSpace cpu_space(const Structure &s) {
     // accumulator lanes, and the default vector is one AVX-512 register of them.
     const int accumulator_bytes = gradtune::accumulator_bytes(s.dtype);
     const int native = 64 / accumulator_bytes;
-    const bool fixed_filter = fixed.filter_height > 0 && fixed.filter_width > 0;
-    const int taps = fixed.filter_height * fixed.filter_width;
     KnobSpace space;
     space.knobs = GRADTUNE_KNOB_LIST(GRADTUNE_DEPTHWISE_CONV2D_NATIVE_CPU_KNOBS);
     space.constraint =
@@ -68,25 +66,16 @@ inline KnobSpace cpu_space(const Structure &s) {
             if (std::string why = check_vector_bytes(vector_bytes); !why.empty()) return why;
             const int registers_per_vector = std::max(1, k.vector_width * accumulator_bytes / 64);
             const int accumulators = k.vectors_per_tile * k.tile_other * k.tile_y * registers_per_vector;
-            if (accumulators > 32)
-                return "the register tile needs " + std::to_string(accumulators) + " vector registers (max 32)";
-            if (k.unroll_taps && (!fixed_filter || taps > 49))
-                return "unroll_taps needs a fixed filter of at most 49 taps";
-            return "";
+            if (std::string why = check_registers("register tile", accumulators); !why.empty()) return why;
+            return check_unroll_taps(k.unroll_taps, fixed.filter_height, fixed.filter_width);
         });
     return space;
 }
 
 inline KnobSpace cuda_space(const Structure &) {
-    KnobSpace space;
-    space.knobs = GRADTUNE_KNOB_LIST(GRADTUNE_DEPTHWISE_CONV2D_NATIVE_CUDA_KNOBS);
-    space.constraint =
-        KnobSpace::typed<DepthwiseConv2dNativeCudaKnobs>([](const DepthwiseConv2dNativeCudaKnobs &k) -> std::string {
-            const int threads = k.threads_inner * k.threads_other * k.threads_y;
-            if (std::string why = check_threads_per_block(threads); !why.empty()) return why;
-            return "";
-        });
-    return space;
+    return cuda_block_space<DepthwiseConv2dNativeCudaKnobs>(
+        GRADTUNE_KNOB_LIST(GRADTUNE_DEPTHWISE_CONV2D_NATIVE_CUDA_KNOBS),
+        [](const DepthwiseConv2dNativeCudaKnobs &k) { return k.threads_inner * k.threads_other * k.threads_y; });
 }
 
 }  // namespace depthwise_conv2d_native_space
@@ -165,12 +154,10 @@ inline void apply_cuda(const DepthwiseConv2dNativeCudaKnobs &k, const Structure 
 
 inline void apply(const Knobs &knobs, const Structure &structure, DepthwiseConv2dNativePipeline &pipeline,
                   const Halide::Target &target) {
-    using namespace depthwise_conv2d_native_schedule;
-    if (device_of(target) == Device::cuda) {
-        apply_cuda(DepthwiseConv2dNativeCudaKnobs::from(knobs), structure, pipeline);
-    } else {
-        apply_cpu(DepthwiseConv2dNativeCpuKnobs::from(knobs), structure, pipeline);
-    }
+    if (device_of(target) == Device::cuda)
+        return depthwise_conv2d_native_schedule::apply_cuda(DepthwiseConv2dNativeCudaKnobs::from(knobs), structure,
+                                                            pipeline);
+    depthwise_conv2d_native_schedule::apply_cpu(DepthwiseConv2dNativeCpuKnobs::from(knobs), structure, pipeline);
 }
 
 }  // namespace gradtune

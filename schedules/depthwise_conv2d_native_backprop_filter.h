@@ -121,8 +121,7 @@ inline KnobSpace cpu_space(const Structure &s) {
             const int registers_per_vector = std::max(1, k.vector_width * accumulator_bytes / 64);
             const int accumulators =
                 k.vectors_per_tile * k.channels_per_tile * k.tap_tile_x * k.tap_tile_y * registers_per_vector;
-            if (accumulators > 32)
-                return "the register tile needs " + std::to_string(accumulators) + " vector registers (max 32)";
+            if (std::string why = check_registers("register tile", accumulators); !why.empty()) return why;
             // Unrolled columns multiply the guarded channel loop of the L1
             // accumulators: minutes of compile time for little reuse.
             if (k.unroll_columns > 1 && k.channels_inside_reduction)
@@ -438,12 +437,11 @@ inline void apply_cuda(const DepthwiseConv2dNativeBackpropFilterCudaKnobs &k, co
 
 inline void apply(const Knobs &knobs, const Structure &structure, DepthwiseConv2dNativeBackpropFilterPipeline &pipeline,
                   const Halide::Target &target) {
-    using namespace depthwise_conv2d_native_backprop_filter_schedule;
-    if (device_of(target) == Device::cuda) {
-        apply_cuda(DepthwiseConv2dNativeBackpropFilterCudaKnobs::from(knobs), structure, pipeline);
-    } else {
-        apply_cpu(DepthwiseConv2dNativeBackpropFilterCpuKnobs::from(knobs), structure, pipeline);
-    }
+    if (device_of(target) == Device::cuda)
+        return depthwise_conv2d_native_backprop_filter_schedule::apply_cuda(
+            DepthwiseConv2dNativeBackpropFilterCudaKnobs::from(knobs), structure, pipeline);
+    depthwise_conv2d_native_backprop_filter_schedule::apply_cpu(
+        DepthwiseConv2dNativeBackpropFilterCpuKnobs::from(knobs), structure, pipeline);
 }
 
 }  // namespace gradtune

@@ -53,8 +53,6 @@ inline KnobSpace cpu_space(const Structure &s) {
     const int bytes = dtype_bytes(s.dtype);
     const int native = 64 / bytes;  // one AVX-512 register
     const bool nhwc = s.data_format == "NHWC";
-    const bool fixed_filter = fixed.filter_height > 0 && fixed.filter_width > 0;
-    const int taps = fixed.filter_height * fixed.filter_width;
     KnobSpace space;
     space.knobs = GRADTUNE_KNOB_LIST(GRADTUNE_DEPTHWISE_CONV2D_NATIVE_BACKPROP_INPUT_CPU_KNOBS);
     space.constraint = KnobSpace::typed<DepthwiseConv2dNativeBackpropInputCpuKnobs>(
@@ -68,25 +66,18 @@ inline KnobSpace cpu_space(const Structure &s) {
             const int live_columns = nhwc ? (k.tile_other + stride - 1) / stride : k.tile_other;
             const int live_rows = (k.tile_y + stride - 1) / stride;
             const int accumulators = k.vectors_per_tile * live_columns * live_rows * std::max(1, vector_bytes / 64);
-            if (accumulators > 32)
-                return "the register tile needs " + std::to_string(accumulators) + " vector registers (max 32)";
-            if (k.unroll_taps && (!fixed_filter || taps > 49))
-                return "unroll_taps needs a fixed filter of at most 49 taps";
-            return "";
+            if (std::string why = check_registers("register tile", accumulators); !why.empty()) return why;
+            return check_unroll_taps(k.unroll_taps, fixed.filter_height, fixed.filter_width);
         });
     return space;
 }
 
 inline KnobSpace cuda_space(const Structure &) {
-    KnobSpace space;
-    space.knobs = GRADTUNE_KNOB_LIST(GRADTUNE_DEPTHWISE_CONV2D_NATIVE_BACKPROP_INPUT_CUDA_KNOBS);
-    space.constraint = KnobSpace::typed<DepthwiseConv2dNativeBackpropInputCudaKnobs>(
-        [](const DepthwiseConv2dNativeBackpropInputCudaKnobs &k) -> std::string {
-            const int threads = k.threads_inner * k.threads_other * k.threads_y;
-            if (std::string why = check_threads_per_block(threads); !why.empty()) return why;
-            return "";
+    return cuda_block_space<DepthwiseConv2dNativeBackpropInputCudaKnobs>(
+        GRADTUNE_KNOB_LIST(GRADTUNE_DEPTHWISE_CONV2D_NATIVE_BACKPROP_INPUT_CUDA_KNOBS),
+        [](const DepthwiseConv2dNativeBackpropInputCudaKnobs &k) {
+            return k.threads_inner * k.threads_other * k.threads_y;
         });
-    return space;
 }
 
 }  // namespace depthwise_conv2d_native_backprop_input_space
@@ -189,12 +180,11 @@ inline void apply_cuda(const DepthwiseConv2dNativeBackpropInputCudaKnobs &k, con
 
 inline void apply(const Knobs &knobs, const Structure &structure, DepthwiseConv2dNativeBackpropInputPipeline &pipeline,
                   const Halide::Target &target) {
-    using namespace depthwise_conv2d_native_backprop_input_schedule;
-    if (device_of(target) == Device::cuda) {
-        apply_cuda(DepthwiseConv2dNativeBackpropInputCudaKnobs::from(knobs), structure, pipeline);
-    } else {
-        apply_cpu(DepthwiseConv2dNativeBackpropInputCpuKnobs::from(knobs), structure, pipeline);
-    }
+    if (device_of(target) == Device::cuda)
+        return depthwise_conv2d_native_backprop_input_schedule::apply_cuda(
+            DepthwiseConv2dNativeBackpropInputCudaKnobs::from(knobs), structure, pipeline);
+    depthwise_conv2d_native_backprop_input_schedule::apply_cpu(DepthwiseConv2dNativeBackpropInputCpuKnobs::from(knobs),
+                                                               structure, pipeline);
 }
 
 }  // namespace gradtune

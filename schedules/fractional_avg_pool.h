@@ -65,15 +65,9 @@ inline KnobSpace cpu_space(const Structure &s) {
 }
 
 inline KnobSpace cuda_space(const Structure &) {
-    KnobSpace space;
-    space.knobs = GRADTUNE_KNOB_LIST(GRADTUNE_FRACTIONAL_AVG_POOL_CUDA_KNOBS);
-    space.constraint =
-        KnobSpace::typed<FractionalAvgPoolCudaKnobs>([](const FractionalAvgPoolCudaKnobs &k) -> std::string {
-            const int threads = k.threads_channels * k.threads_width * k.threads_height;
-            if (std::string why = check_threads_per_block(threads); !why.empty()) return why;
-            return "";
-        });
-    return space;
+    return cuda_block_space<FractionalAvgPoolCudaKnobs>(
+        GRADTUNE_KNOB_LIST(GRADTUNE_FRACTIONAL_AVG_POOL_CUDA_KNOBS),
+        [](const FractionalAvgPoolCudaKnobs &k) { return k.threads_channels * k.threads_width * k.threads_height; });
 }
 
 }  // namespace fractional_avg_pool_space
@@ -181,12 +175,9 @@ inline void apply_cuda(const FractionalAvgPoolCudaKnobs &k, FractionalAvgPoolPip
 
 inline void apply(const Knobs &knobs, const Structure &, FractionalAvgPoolPipeline &pipeline,
                   const Halide::Target &target) {
-    using namespace fractional_avg_pool_schedule;
-    if (device_of(target) == Device::cuda) {
-        apply_cuda(FractionalAvgPoolCudaKnobs::from(knobs), pipeline);
-    } else {
-        apply_cpu(FractionalAvgPoolCpuKnobs::from(knobs), pipeline);
-    }
+    if (device_of(target) == Device::cuda)
+        return fractional_avg_pool_schedule::apply_cuda(FractionalAvgPoolCudaKnobs::from(knobs), pipeline);
+    fractional_avg_pool_schedule::apply_cpu(FractionalAvgPoolCpuKnobs::from(knobs), pipeline);
 }
 
 }  // namespace gradtune

@@ -94,15 +94,10 @@ inline KnobSpace cpu_space(const Structure &s) {
 }
 
 inline KnobSpace cuda_space(const Structure &) {
-    KnobSpace space;
-    space.knobs = GRADTUNE_KNOB_LIST(GRADTUNE_FRACTIONAL_AVG_POOL_GRAD_CUDA_KNOBS);
-    space.constraint =
-        KnobSpace::typed<FractionalAvgPoolGradCudaKnobs>([](const FractionalAvgPoolGradCudaKnobs &k) -> std::string {
-            const int threads = k.threads_channels * k.threads_width * k.threads_height;
-            if (std::string why = check_threads_per_block(threads); !why.empty()) return why;
-            return "";
+    return cuda_block_space<FractionalAvgPoolGradCudaKnobs>(
+        GRADTUNE_KNOB_LIST(GRADTUNE_FRACTIONAL_AVG_POOL_GRAD_CUDA_KNOBS), [](const FractionalAvgPoolGradCudaKnobs &k) {
+            return k.threads_channels * k.threads_width * k.threads_height;
         });
-    return space;
 }
 
 }  // namespace fractional_avg_pool_grad_space
@@ -284,12 +279,9 @@ inline void apply_cuda(const FractionalAvgPoolGradCudaKnobs &k, FractionalAvgPoo
 
 inline void apply(const Knobs &knobs, const Structure &, FractionalAvgPoolGradPipeline &pipeline,
                   const Halide::Target &target) {
-    using namespace fractional_avg_pool_grad_schedule;
-    if (device_of(target) == Device::cuda) {
-        apply_cuda(FractionalAvgPoolGradCudaKnobs::from(knobs), pipeline);
-    } else {
-        apply_cpu(FractionalAvgPoolGradCpuKnobs::from(knobs), pipeline);
-    }
+    if (device_of(target) == Device::cuda)
+        return fractional_avg_pool_grad_schedule::apply_cuda(FractionalAvgPoolGradCudaKnobs::from(knobs), pipeline);
+    fractional_avg_pool_grad_schedule::apply_cpu(FractionalAvgPoolGradCpuKnobs::from(knobs), pipeline);
 }
 
 }  // namespace gradtune

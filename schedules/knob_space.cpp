@@ -121,6 +121,17 @@ std::string check_threads_per_block(int threads) {
     return std::to_string(threads) + " threads per block (legal: 32..1024)";
 }
 
+std::string check_registers(std::string_view what, int registers) {
+    if (registers <= 32) return "";
+    return "the " + std::string(what) + " needs " + std::to_string(registers) + " vector registers (max 32)";
+}
+
+std::string check_unroll_taps(int unroll_taps, int filter_height, int filter_width) {
+    const bool fixed_filter = filter_height > 0 && filter_width > 0;
+    if (!unroll_taps || (fixed_filter && filter_height * filter_width <= 49)) return "";
+    return "unroll_taps needs a fixed filter of at most 49 taps";
+}
+
 std::function<KnobSpace(Device, const Structure &)> per_device(KnobSpace (*cpu_space)(const Structure &),
                                                                KnobSpace (*cuda_space)(const Structure &)) {
     return [cpu_space, cuda_space](Device device, const Structure &s) {

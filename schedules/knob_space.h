@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gradtune/device.h"
@@ -156,6 +157,22 @@ struct OpSchema {
 // Rules that several spaces share: "" when legal, else why not.
 std::string check_vector_bytes(int bytes);         // a CPU vector of 16..256 bytes
 std::string check_threads_per_block(int threads);  // a CUDA block of 32..1024 threads
+// A register tile (`what`: "register tile", "dot tile", ...) of at most the 32
+// AVX-512 vector registers.
+std::string check_registers(std::string_view what, int registers);
+// unroll_taps needs a variant that fixes a filter of at most 49 taps (0: not fixed).
+std::string check_unroll_taps(int unroll_taps, int filter_height, int filter_width);
+
+// A CUDA space whose only cross-knob rule is the block size: `threads(k)` is
+// the threads per block of the typed setting k.
+template <class Typed, class Threads>
+KnobSpace cuda_block_space(std::vector<Knob> knobs, Threads threads) {
+    KnobSpace space;
+    space.knobs = std::move(knobs);
+    space.constraint =
+        KnobSpace::typed<Typed>([threads](const Typed &k) { return check_threads_per_block(threads(k)); });
+    return space;
+}
 
 // An op's OpSchema::space: `cpu_space` for Device::cpu, `cuda_space` for
 // Device::cuda.
