@@ -18,7 +18,12 @@
 //   - ci_outer orders the parallel tiles (which operand stays in cache);
 //   - unroll_reduction unrolls the loop over out_backprop columns;
 //   - stage_input / stage_out_backprop copy each block once, channels
-//     innermost (no boundary selects; NCHW transposed).
+//     innermost (no boundary selects; NCHW transposed); with tasks outer,
+//     stage_out_backprop 2 copies it per output-channel tile instead, the
+//     tile's channels of each position contiguous (packed, in the BLIS
+//     manner): the tile's out_backprop then streams from L1 for all the
+//     task's input-channel tiles, where rows of all of Cout lie a whole
+//     row of channels apart and fall into a few cache sets.
 // algorithm picks the loop nest around the register tile:
 //   0 "blocks outer": for each block (serial), all filter tiles in parallel;
 //     the block's data is shared by both cores, but every block is a
@@ -66,7 +71,10 @@
          "blocks outer: 1: input-channel tiles outside output-channel tiles in the parallel loop", .algorithms = {0}) \
     KNOB(unroll_reduction, (1, 2, 4), 1, "unroll factor of the loop over out_backprop columns")                       \
     KNOB(stage_input, (0, 1), 1, "1: copy each block's zero-padded input slice, channels innermost")                  \
-    KNOB(stage_out_backprop, (0, 1), 1, "1: copy each block's out_backprop slice, channels innermost")                \
+    KNOB(stage_out_backprop, (0, 1, 2), 1,                                                                            \
+         "1: copy each block's out_backprop slice, channels innermost; 2 (tasks outer): one copy per output-channel " \
+         "tile, dense and reused by all the task's input-channel tiles",                                              \
+         .values_since = 3)                                                                                           \
     KNOB(rows_per_block, (1, 2, 4, 8, 16, 32, 64), 8, "out_backprop rows per reduction block")                        \
     KNOB(images_per_block, (1, 2, 4, 8, 16, 32), 2, "images per reduction block")
 
@@ -98,26 +106,21 @@ inline KnobSpace cpu_space(const Structure &s) {
             // inner iteration.
             const int accumulators = k.vectors_per_tile * k.tile_ci * k.tile_fw;
             const int registers = (accumulators + k.vectors_per_tile) * registers_per_vector + 1;
-            if (registers > 32)
-                return "the register tile needs " + std::to_string(registers) + " vector registers (max 32)";
+            if (std::string why = check_registers("register tile", registers); !why.empty()) return why;
             const int filter_w = fixed.filter_width;
             if (filter_w > 0 && k.tile_fw > filter_w)
                 return "tile_fw " + std::to_string(k.tile_fw) + " is wider than the filter";
+            if (k.stage_out_backprop == 2 && k.algorithm != 1)
+                return "stage_out_backprop 2 (a copy per output-channel tile of a task) needs algorithm 1";
             return "";
         });
     return space;
 }
 
 inline KnobSpace cuda_space(const Structure &) {
-    KnobSpace space;
-    space.knobs = GRADTUNE_KNOB_LIST(GRADTUNE_CONV2D_BACKPROP_FILTER_CUDA_KNOBS);
-    space.constraint =
-        KnobSpace::typed<Conv2DBackpropFilterCudaKnobs>([](const Conv2DBackpropFilterCudaKnobs &k) -> std::string {
-            const int threads = k.threads_inner * k.threads_other;
-            if (std::string why = check_threads_per_block(threads); !why.empty()) return why;
-            return "";
-        });
-    return space;
+    return cuda_block_space<Conv2DBackpropFilterCudaKnobs>(
+        GRADTUNE_KNOB_LIST(GRADTUNE_CONV2D_BACKPROP_FILTER_CUDA_KNOBS),
+        [](const Conv2DBackpropFilterCudaKnobs &k) { return k.threads_inner * k.threads_other; });
 }
 
 }  // namespace conv2d_backprop_filter_space
@@ -129,7 +132,9 @@ inline OpSchema conv2d_backprop_filter_schema() {
     op.data_formats = {"NHWC", "NCHW"};
     op.structure_params = Conv2DBackpropStructure::names();
     op.devices = {Device::cpu, Device::cuda};
-    op.knob_space_version = 2;  // 2: algorithm and the tasks-outer knobs (defaults: version 1's blocks-outer schedule)
+    // 2: algorithm and the tasks-outer knobs (defaults: version 1's blocks-outer schedule);
+    // 3: stage_out_backprop 2 (per output-channel tile).
+    op.knob_space_version = 3;
     op.space = per_device(conv2d_backprop_filter_space::cpu_space, conv2d_backprop_filter_space::cuda_space);
     return op;
 }
@@ -181,7 +186,9 @@ struct Conv2DBackpropFilterPipeline {
 //       for each filter tile of the task:         block_sum tile (registers), merged tile +=
 // where `merged` is the accumulator, or with bands the band's own copy of it
 // (the copies are added in band order afterwards). One fork/join per call,
-// and the task's tiles reuse the block from L1.
+// and the task's tiles reuse the block from L1. With stage_out_backprop 2,
+// each output-channel tile of the task is a loop of its own around the
+// task's other tiles, and copies its own slice of the block's out_backprop.
 namespace conv2d_backprop_filter_schedule {
 
 using namespace Halide;
@@ -194,6 +201,11 @@ struct Loops {
     RVar oh_block{"oh_block"}, oh_in{"oh_in"}, n_block{"n_block"}, n_in{"n_in"};
     Var block_oh{"block_oh"}, block_n{"block_n"};
     Var band{"band"};  // tasks outer: the band of out_backprop rows a task reduces
+    // stage_out_backprop 2: the loop at which out_backprop is copied. In the
+    // full branch, a task's output-channel tiles (outside its input-channel
+    // tiles); in the others, a loop of one iteration just inside the block,
+    // which copies the block's slice as stage_out_backprop 1 does.
+    Var o_group{"o_group"};
 };
 
 // Splits the reduction of `update` (over columns, rows `oh`, images) into
@@ -241,6 +253,7 @@ struct Tasks {
     bool rows;             // row_tasks: each filter row its own task
     int ci_groups;         // ci_tasks
     int o_tiles_per_task;  // o_tiles_per_task
+    bool o_tile_outer;     // stage_out_backprop 2: the task's output-channel tiles outside its other tiles
 };
 
 // Tasks outer: the full-tile branch of algorithm 1. A task owns
@@ -256,14 +269,25 @@ inline void task_merge(Stage merge, const Conv2DBackpropFilterPipeline &p, const
     const Expr ci_tiles_per_task = ((p.group_in_depth + ci_size - 1) / ci_size + t.ci_groups - 1) / t.ci_groups;
     merge.split(l.ci_tile, ci_task, ci_in, ci_tiles_per_task, TailStrategy::GuardWithIf)
         .split(l.o_tile, o_task, o_in, t.o_tiles_per_task, TailStrategy::GuardWithIf);
-    // Innermost first: the register tile, the task's tiles, its blocks, the tasks.
-    std::vector<VarOrRVar> order{l.o_lane, l.ci_pos, l.fw_pos, ci_in, o_in, l.fw_tile};
+    // Innermost first: the register tile, the task's tiles, its blocks, the
+    // tasks. With o_tile_outer, the output-channel tiles are a loop of their
+    // own (o_group) around the task's other tiles.
+    std::vector<VarOrRVar> order{l.o_lane, l.ci_pos, l.fw_pos, ci_in};
+    if (!t.o_tile_outer) order.push_back(o_in);
+    order.push_back(l.fw_tile);
     if (!t.rows) order.push_back(p.fh);
+    if (t.o_tile_outer) order.push_back(o_in);
     order.insert(order.end(), {l.oh_block, l.n_block});
     if (t.rows) order.push_back(p.fh);
     order.insert(order.end(), {ci_task, o_task});
     if (t.bands > 1) order.push_back(l.band);
-    merge.reorder(order).fuse(ci_in, o_in, l.tile_a).fuse(l.tile_a, l.fw_tile, l.tile_b);
+    merge.reorder(order);
+    if (t.o_tile_outer) {
+        merge.rename(o_in, l.o_group).rename(ci_in, l.tile_a);
+    } else {
+        merge.fuse(ci_in, o_in, l.tile_a);
+    }
+    merge.fuse(l.tile_a, l.fw_tile, l.tile_b);
     if (t.rows) {
         merge.rename(l.tile_b, l.tile).fuse(p.fh, ci_task, task_a);
     } else {
@@ -326,7 +350,7 @@ inline void stage_block(const Conv2DBackpropFilterCpuKnobs &k, bool nhwc, bool t
         if (!stage) continue;
         const std::vector<Var> v = staged.args();
         const Var dense = nhwc ? v[0] : v[1], lanes{"lanes"};
-        staged.compute_at(merged, l.oh_block)
+        staged.compute_at(stage == 2 ? LoopLevel(merged, l.o_group) : LoopLevel(merged, l.oh_block))
             .split(dense, dense, lanes, k.vector_width, TailStrategy::GuardWithIf)
             .vectorize(lanes);
         if (clamped) staged.partition(dense, Partition::Always);
@@ -343,7 +367,8 @@ inline void apply_cpu(const Conv2DBackpropFilterCpuKnobs &k, const Structure &s,
     const int lanes = std::min(vector, target.natural_vector_size(p.accumulator.type()));
     const int o_size = vector * k.vectors_per_tile, ci_size = k.tile_ci, fw_size = k.tile_fw;
     const bool tasks_outer = k.algorithm == 1;
-    const Tasks tasks{k.reduction_tasks, k.row_tasks == 1, k.ci_tasks, k.o_tiles_per_task};
+    const bool o_tile_outer = k.stage_out_backprop == 2;
+    const Tasks tasks{k.reduction_tasks, k.row_tasks == 1, k.ci_tasks, k.o_tiles_per_task, o_tile_outer};
     Loops l;
 
     // The accumulator holds the filter gradient in the accumulator type
@@ -401,9 +426,11 @@ inline void apply_cpu(const Conv2DBackpropFilterCpuKnobs &k, const Structure &s,
     for (const auto &loops : tasks_outer ? std::vector{blocks, tiles} : std::vector{tiles, blocks})
         order.insert(order.end(), loops.begin(), loops.end());
     if (banded) order.push_back(l.band);
+    if (o_tile_outer) order.insert(order.begin() + 4, l.o_group);  // just inside the blocks
     auto small_tiles = [&](Stage merge, int o_lanes, TailStrategy o_tail, int ci_tile_size, int fw_tile_size) {
         Var rest{"rest"};
         split_register_tile(merge, p, l, o_lanes, ci_tile_size, fw_tile_size, o_tail);
+        if (o_tile_outer) merge.split(l.o_tile, l.o_tile, l.o_group, 1);
         merge.reorder(order).fuse(l.ci_tile, l.fw_tile, l.tile_a).fuse(l.tile_a, p.fh, rest);
         if (banded) merge.fuse(rest, l.band, rest);
         merge.parallel(rest).vectorize(l.o_lane).unroll(l.ci_pos).unroll(l.fw_pos).rename(l.o_tile, l.tile);
@@ -461,12 +488,10 @@ inline void apply_cuda(const Conv2DBackpropFilterCudaKnobs &k, const Structure &
 
 inline void apply(const Knobs &knobs, const Structure &structure, Conv2DBackpropFilterPipeline &pipeline,
                   const Halide::Target &target) {
-    using namespace conv2d_backprop_filter_schedule;
-    if (device_of(target) == Device::cuda) {
-        apply_cuda(Conv2DBackpropFilterCudaKnobs::from(knobs), structure, pipeline);
-    } else {
-        apply_cpu(Conv2DBackpropFilterCpuKnobs::from(knobs), structure, pipeline, target);
-    }
+    if (device_of(target) == Device::cuda)
+        return conv2d_backprop_filter_schedule::apply_cuda(Conv2DBackpropFilterCudaKnobs::from(knobs), structure,
+                                                           pipeline);
+    conv2d_backprop_filter_schedule::apply_cpu(Conv2DBackpropFilterCpuKnobs::from(knobs), structure, pipeline, target);
 }
 
 }  // namespace gradtune

@@ -117,8 +117,9 @@ std::vector<Case> specialised_cases(const VariantInfo &v) {
 TEST_CASE("Conv2DBackpropFilter: every CPU variant matches the reference", "[conv2d_backprop_filter][variants]") {
     auto tasks = [](const VariantInfo &v) { return has_knob(v, "algorithm=1"); };
     auto bands = [&](const VariantInfo &v) { return tasks(v) && !has_knob(v, "reduction_tasks=1"); };
+    auto packed = [](const VariantInfo &v) { return has_knob(v, "stage_out_backprop=2"); };
     SweepCounts n = check_every_variant<Case>(kOp, generic_cases, specialised_cases, fits_dense_conv, run_case,
-                                              {{"tasks", tasks}, {"bands", bands}});
+                                              {{"tasks", tasks}, {"bands", bands}, {"packed", packed}});
     INFO("cases checked: " << n.checked << ", by tasks-outer variants: " << n.cases_of["tasks"]
                            << ", of them with bands of rows: " << n.cases_of["bands"]);
     CHECK(n.checked > 1000);
@@ -126,6 +127,10 @@ TEST_CASE("Conv2DBackpropFilter: every CPU variant matches the reference", "[con
     // defaults of both), and so are the row bands of the tasks-outer one.
     CHECK(n.cases_of["tasks"] > 10);
     CHECK(n.cases_of["bands"] > 10);
+    // Out_backprop copied per output-channel tile: the records that chose it
+    // (this machine class's, where it has them) run the full-tile branch and
+    // the small ones (Cout 64 and 128; 9, 40, 96 ...).
+    if (n.variants_of["packed"] > 0) CHECK(n.cases_of["packed"] > 10 * n.variants_of["packed"]);
 }
 
 TEST_CASE("Conv2DBackpropFilter: dispatch serves TF's Conv2D gradient-checker configs (spec 13.3)", "[conv2d_backprop_filter]") {
