@@ -322,11 +322,19 @@ void remeasure(const std::vector<const Trial *> &usable, const DistillOptions &o
                           result_of.at(*kept).at("median_ms").get<double>() / t.median_ms);
         const bool replaced = !kept || *fastest != *kept;
         changed += replaced;
-        std::cerr << "gradtune distill: " << t.op << " " << t.shape_id << ": side by side with "
-                  << settings.size() - 1 << " other(s), "
+        // Every setting's median, so that a note can quote the margins.
+        std::string medians;
+        for (const auto &[i, r] : result_of) {
+            char one[64];
+            std::snprintf(one, sizeof one, "%s%s%.3f", medians.empty() ? "" : ", ", kept && i == *kept ? "record " : "",
+                          r.at("median_ms").get<double>());
+            medians += one;
+        }
+        std::cerr << "gradtune distill: " << t.op << " " << t.shape_id << ": side by side with " << settings.size() - 1
+                  << " other(s), "
                   << (replaced ? "setting " + std::to_string(*fastest + 1) + " of the log's best" + faster
                                : std::string("the committed record stays"))
-                  << "\n";
+                  << " (medians, ms: " << medians << ")\n";
         remeasured->push_back(t);
         (*best)[key] = &remeasured->back();
     }
