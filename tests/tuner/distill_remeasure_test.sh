@@ -79,6 +79,9 @@ sed -i 's/"vector_width":4/"vector_width":16/; s/"rows_per_task":32/"rows_per_ta
   --work-dir "$work/candidates" >"$work/distill2.log" 2>&1 || { cat "$work/distill2.log"; exit 1; }
 records records | grep -q '"vector_width":16' || { echo "a slower setting replaced the committed record"; records records; exit 1; }
 grep -q "side by side with 1 other(s), the committed record stays" "$work/distill2.log" || { cat "$work/distill2.log"; exit 1; }
+# Both medians are printed, the record's marked, so that a note can quote the margin.
+grep -Eq "record stays \(medians, ms: ([0-9.]+, record [0-9.]+|record [0-9.]+, [0-9.]+)\)" "$work/distill2.log" \
+  || { echo "no medians next to the verdict:"; cat "$work/distill2.log"; exit 1; }
 # Once the log's best is the record, nothing is timed again.
 "$python" - "$work/trials.jsonl" <<'PY'
 import json, sys
