@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "reference/window.h"
@@ -99,6 +100,53 @@ inline bool fits_depthwise(const VariantInfo &v, const DepthwiseCase &k) {
                               {"filter_height", k.FH},
                               {"filter_width", k.FW},
                               {"stride", k.stride}});
+}
+
+// The sweep the three depthwise tests share over what a generic variant
+// leaves to run time: strides 1/2/3 x dilations x filter shapes x every
+// padding mode, channels cycling through `channels` and the depth multiplier
+// through 1, 2, 3; then H and W of 1..3 against every kernel and stride.
+inline std::vector<DepthwiseCase> depthwise_sweep(const std::vector<int64_t> &channels) {
+    std::vector<DepthwiseCase> cases;
+    const int64_t kinds = static_cast<int64_t>(channels.size());
+    int64_t i = 0;
+    for (int64_t stride : {1, 2, 3})
+        for (auto [dh, dw] : {std::pair{1, 1}, std::pair{2, 2}, std::pair{1, 2}})
+            for (auto [fh, fw] : {std::pair{3, 3}, std::pair{2, 3}, std::pair{1, 1}, std::pair{5, 5}})
+                for (const char *padding : {"SAME", "VALID", "EXPLICIT"}) {
+                    const int64_t C = channels[i % kinds], M = 1 + (i / kinds) % 3;
+                    cases.push_back({2, 7 + i % 3, 9 - i % 2, C, M, fh, fw, stride, dh, dw, padding, {1, 2, 0, 3}});
+                    i++;
+                }
+    for (int64_t H : {1, 2, 3})
+        for (int64_t W : {1, 2, 3})
+            for (auto [k, s] : {std::pair{3, 1}, std::pair{3, 2}, std::pair{2, 1}})
+                for (const char *padding : {"SAME", "VALID"})
+                    cases.push_back({1, H, W, H == W ? 3 : 1, 1, k, k, s, 1, 1, padding, {}});
+    return cases;
+}
+
+// Run-time sizes {N, H, W, C} for a depthwise variant whose structure is
+// fixed, each in every padding mode.
+inline std::vector<DepthwiseCase> depthwise_specialised(const VariantInfo &v,
+                                                        const std::vector<std::array<int64_t, 4>> &sizes) {
+    std::vector<DepthwiseCase> cases;
+    const auto &s = v.structure;
+    for (const auto &[N, H, W, C] : sizes)
+        for (const char *padding : {"SAME", "VALID", "EXPLICIT"})
+            cases.push_back({N,
+                             H,
+                             W,
+                             C,
+                             s.at("depth_multiplier"),
+                             s.at("filter_height"),
+                             s.at("filter_width"),
+                             s.at("stride"),
+                             s.at("dilation_height"),
+                             s.at("dilation_width"),
+                             padding,
+                             {1, 0, 2, 1}});
+    return cases;
 }
 
 }  // namespace gradtune::testing

@@ -59,23 +59,7 @@ Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const
 // C in {1, 3, 16, 17, 33}, M in {1, 2, 3}, H and W of 1..3 and odd sizes,
 // and empty tensors.
 std::vector<Case> generic_cases() {
-    std::vector<Case> cases;
-    const int64_t channels[] = {1, 3, 16, 17, 33};
-    const int64_t multipliers[] = {1, 2, 3};
-    int i = 0;
-    for (int64_t stride : {1, 2, 3})
-        for (auto [dh, dw] : {std::pair{1, 1}, std::pair{2, 2}, std::pair{1, 2}})
-            for (auto [fh, fw] : {std::pair{3, 3}, std::pair{2, 3}, std::pair{1, 1}, std::pair{5, 5}})
-                for (const char *padding : {"SAME", "VALID", "EXPLICIT"}) {
-                    const int64_t C = channels[i % 5], M = multipliers[(i / 5) % 3];
-                    cases.push_back({2, 7 + i % 3, 9 - i % 2, C, M, fh, fw, stride, dh, dw, padding, {1, 2, 0, 3}});
-                    i++;
-                }
-    for (int64_t H : {1, 2, 3})
-        for (int64_t W : {1, 2, 3})
-            for (auto [k, s] : {std::pair{3, 1}, std::pair{3, 2}, std::pair{2, 1}})
-                for (const char *padding : {"SAME", "VALID"})
-                    cases.push_back({1, H, W, H == W ? 3 : 1, 1, k, k, s, 1, 1, padding, {}});
+    std::vector<Case> cases = depthwise_sweep({1, 3, 16, 17, 33});
     // Empty tensors: batch 0, depth multiplier 0, no out_backprop rows
     // (VALID, filter 3 on 2 rows: O = (2 - 3 + 1) / 1 = 0), empty filter.
     cases.push_back({0, 5, 5, 3, 1, 3, 3, 1, 1, 1, "SAME", {}});
@@ -88,15 +72,14 @@ std::vector<Case> generic_cases() {
 
 // Run-time sizes for a variant whose structure is fixed.
 std::vector<Case> specialised_cases(const VariantInfo &v) {
-    std::vector<Case> cases;
-    const auto &s = v.structure;
-    const std::array<int64_t, 4> sizes[] = {{1, 1, 1, 1},  {1, 2, 3, 3},  {2, 7, 9, 17}, {1, 3, 2, 16},
-                                            {2, 5, 5, 33}, {1, 12, 11, 48}, {3, 9, 8, 32}, {0, 4, 4, 8}};
-    for (const auto &[N, H, W, C] : sizes)
-        for (const char *padding : {"SAME", "VALID", "EXPLICIT"})
-            cases.push_back({N, H, W, C, s.at("depth_multiplier"), s.at("filter_height"), s.at("filter_width"),
-                             s.at("stride"), s.at("dilation_height"), s.at("dilation_width"), padding, {1, 0, 2, 1}});
-    return cases;
+    return depthwise_specialised(v, {{1, 1, 1, 1},
+                                     {1, 2, 3, 3},
+                                     {2, 7, 9, 17},
+                                     {1, 3, 2, 16},
+                                     {2, 5, 5, 33},
+                                     {1, 12, 11, 48},
+                                     {3, 9, 8, 32},
+                                     {0, 4, 4, 8}});
 }
 
 }  // namespace
