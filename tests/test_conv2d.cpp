@@ -9,6 +9,7 @@
 
 #include "bad_call.h"
 #include "conv_case.h"
+#include "conv_window_checks.h"
 #include "gradtune/conv2d.h"
 #include "reference/conv2d.h"
 #include "test_util.h"
@@ -302,19 +303,7 @@ TEST_CASE("bad Conv2D inputs get TF's error kind and text and leave the output u
         expect_error(c, C::kInvalidArgument, "Dilated rates should be larger than 0.");
     }
     SECTION("rows 5-8: explicit paddings") {
-        BadCall c;
-        c.padding = "EXPLICIT";
-        c.attrs = c.attrs.ExplicitPaddings({0, 0, 1, 1});
-        expect_error(c, C::kInvalidArgument, "explicit_paddings attribute must contain 8 values, but got: 4");
-        c.attrs = c.attrs.ExplicitPaddings({0, 0, -1, 1, 1, 1, 0, 0});
-        expect_error(c, C::kInvalidArgument, "All elements of explicit_paddings must be nonnegative");
-        c.attrs = c.attrs.ExplicitPaddings({0, 1, 1, 1, 1, 1, 0, 0});
-        expect_error(c, C::kInvalidArgument,
-                     "Nonzero explicit padding in the batch or depth dimensions is not supported");
-        c.padding = "VALID";
-        c.attrs = c.attrs.ExplicitPaddings({0, 0, 1, 1, 1, 1, 0, 0});
-        expect_error(c, C::kInvalidArgument,
-                     "explicit_paddings attribute must be empty if the padding attribute is not EXPLICIT");
+        check_explicit_padding_rows<BadCall>();
     }
     SECTION("ComputeConv2DDimension: ranks") {
         BadCall c;

@@ -8,6 +8,7 @@
 
 #include "bad_call.h"
 #include "conv_case.h"
+#include "conv_window_checks.h"
 #include "reference/conv2d.h"
 #include "reference/conv2d_backprop_input.h"
 #include "test_util.h"
@@ -378,22 +379,7 @@ TEST_CASE("Conv2DBackpropInput: bad inputs get TF's error kind and text and leav
         expect_error(c, C::kInvalidArgument, kDilationBelow1);
     }
     SECTION("rows 5-8: explicit paddings") {
-        BadCall c;
-        c.padding = "EXPLICIT";
-        c.attrs = c.attrs.ExplicitPaddings({0, 0, 1, 1});
-        expect_error(c, C::kInvalidArgument, "explicit_paddings attribute must contain 8 values, but got: 4");
-        c.attrs = c.attrs.ExplicitPaddings({0, 0, -1, 1, 1, 1, 0, 0});
-        expect_error(c, C::kInvalidArgument, "All elements of explicit_paddings must be nonnegative");
-        c.attrs = c.attrs.ExplicitPaddings({1, 0, 1, 1, 1, 1, 0, 0});
-        expect_error(c, C::kInvalidArgument,
-                     "Nonzero explicit padding in the batch or depth dimensions is not supported");
-        c.attrs = c.attrs.ExplicitPaddings({0, 0, 1, 1, 1, 1, 0, 1});
-        expect_error(c, C::kInvalidArgument,
-                     "Nonzero explicit padding in the batch or depth dimensions is not supported");
-        c.padding = "SAME";
-        c.attrs = c.attrs.ExplicitPaddings({0, 0, 1, 1, 1, 1, 0, 0});
-        expect_error(c, C::kInvalidArgument,
-                     "explicit_paddings attribute must be empty if the padding attribute is not EXPLICIT");
+        check_explicit_padding_rows<BadCall>();
     }
     SECTION("the constructor checks come before the compute checks") {
         BadCall c;

@@ -7,7 +7,7 @@
 
 #include "bad_call.h"
 #include "conv_case.h"
-#include "depthwise_window_checks.h"
+#include "conv_window_checks.h"
 #include "gradtune/depthwise_conv2d_native.h"
 #include "reference/depthwise_conv2d_native.h"
 #include "test_util.h"

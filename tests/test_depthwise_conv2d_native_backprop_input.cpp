@@ -6,7 +6,7 @@
 
 #include "bad_call.h"
 #include "conv_case.h"
-#include "depthwise_window_checks.h"
+#include "conv_window_checks.h"
 #include "reference/depthwise_conv2d_native.h"
 #include "reference/depthwise_conv2d_native_backprop_input.h"
 #include "test_util.h"

@@ -1,9 +1,10 @@
-// The rows of spec/tf-ops.md section 11 that the depthwise ops share word for
-// word: the window attributes (rows 1-8: strides and explicit paddings) of
-// all three, and the dimension rows of the two gradients (TF validates each
-// group in shared code). Each op's test calls these inside its bad-input
-// TEST_CASE with its own call type (a bad_call.h BadCall): every row must be
-// refused with the output untouched.
+// Rows of spec/tf-ops.md section 11 that several convolution ops share word
+// for word: the explicit-padding rows (5-8) of every convolution op, the
+// window attributes (rows 1-8: strides and explicit paddings) of the three
+// depthwise ops, and the dimension rows of the two depthwise gradients (TF
+// validates each group in shared code). Each op's test calls these inside its
+// bad-input TEST_CASE with its own call type (a bad_call.h BadCall): every row
+// must be refused with the output untouched.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -15,6 +16,36 @@
 #include "test_util.h"
 
 namespace gradtune::testing {
+
+// Rows 5-8, explicit_paddings (TF checks them in one function for every
+// convolution op): its length, a negative value, nonzero batch or depth
+// padding (each of the four), and paddings under SAME or VALID. `Call` has
+// padding and attrs with an ExplicitPaddings builder, and defaults to a valid
+// NHWC call.
+template <typename Call>
+void check_explicit_padding_rows() {
+    using C = StatusCode;
+    Call c;
+    c.padding = "EXPLICIT";
+    c.attrs = c.attrs.ExplicitPaddings({0, 0, 1, 1});
+    expect_error(c, C::kInvalidArgument, "explicit_paddings attribute must contain 8 values, but got: 4");
+    c.attrs = c.attrs.ExplicitPaddings({0, 0, -1, 1, 1, 1, 0, 0});
+    expect_error(c, C::kInvalidArgument, "All elements of explicit_paddings must be nonnegative");
+    for (const std::vector<int> &pads : {std::vector<int>{1, 0, 1, 1, 1, 1, 0, 0},
+                                         {0, 1, 1, 1, 1, 1, 0, 0},
+                                         {0, 0, 1, 1, 1, 1, 1, 0},
+                                         {0, 0, 1, 1, 1, 1, 0, 1}}) {
+        c.attrs = c.attrs.ExplicitPaddings(pads);
+        expect_error(c, C::kInvalidArgument,
+                     "Nonzero explicit padding in the batch or depth dimensions is not supported");
+    }
+    for (const char *padding : {"SAME", "VALID"}) {
+        c.padding = padding;
+        c.attrs = c.attrs.ExplicitPaddings({0, 0, 1, 1, 1, 1, 0, 0});
+        expect_error(c, C::kInvalidArgument,
+                     "explicit_paddings attribute must be empty if the padding attribute is not EXPLICIT");
+    }
+}
 
 // `Call` has strides, padding and attrs (with DataFormat and ExplicitPaddings
 // builders), and defaults to a valid NHWC call with padding SAME.
@@ -53,22 +84,7 @@ void check_depthwise_window_attrs() {
         expect_error(c, C::kInvalidArgument, "Stride must be > 0, but got -2");
     }
     SECTION("rows 5-8: explicit paddings") {
-        Call c;
-        c.padding = "EXPLICIT";
-        c.attrs = c.attrs.ExplicitPaddings({0, 0, 1, 1});
-        expect_error(c, C::kInvalidArgument, "explicit_paddings attribute must contain 8 values, but got: 4");
-        c.attrs = c.attrs.ExplicitPaddings({0, 0, -1, 1, 1, 1, 0, 0});
-        expect_error(c, C::kInvalidArgument, "All elements of explicit_paddings must be nonnegative");
-        c.attrs = c.attrs.ExplicitPaddings({1, 0, 1, 1, 1, 1, 0, 0});
-        expect_error(c, C::kInvalidArgument,
-                     "Nonzero explicit padding in the batch or depth dimensions is not supported");
-        c.attrs = c.attrs.ExplicitPaddings({0, 0, 1, 1, 1, 1, 0, 1});
-        expect_error(c, C::kInvalidArgument,
-                     "Nonzero explicit padding in the batch or depth dimensions is not supported");
-        c.padding = "SAME";
-        c.attrs = c.attrs.ExplicitPaddings({0, 0, 1, 1, 1, 1, 0, 0});
-        expect_error(c, C::kInvalidArgument,
-                     "explicit_paddings attribute must be empty if the padding attribute is not EXPLICIT");
+        check_explicit_padding_rows<Call>();
     }
 }
 
