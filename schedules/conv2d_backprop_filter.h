@@ -422,11 +422,11 @@ inline void apply_cpu(const Conv2DBackpropFilterCpuKnobs &k, const Structure &s,
     // parallel tiles, as in the full branch; tasks outer runs all its blocks
     // inside each task (with bands: each task one band).
     std::vector<VarOrRVar> order{l.o_lane, l.ci_pos, l.fw_pos, l.o_tile};
+    if (o_tile_outer) order.push_back(l.o_group);  // just inside the blocks
     const std::vector<VarOrRVar> tiles{l.ci_tile, l.fw_tile, p.fh}, blocks{l.oh_block, l.n_block};
     for (const auto &loops : tasks_outer ? std::vector{blocks, tiles} : std::vector{tiles, blocks})
         order.insert(order.end(), loops.begin(), loops.end());
     if (banded) order.push_back(l.band);
-    if (o_tile_outer) order.insert(order.begin() + 4, l.o_group);  // just inside the blocks
     auto small_tiles = [&](Stage merge, int o_lanes, TailStrategy o_tail, int ci_tile_size, int fw_tile_size) {
         Var rest{"rest"};
         split_register_tile(merge, p, l, o_lanes, ci_tile_size, fw_tile_size, o_tail);
