@@ -127,9 +127,14 @@ inline std::vector<DepthwiseCase> depthwise_sweep(const std::vector<int64_t> &ch
 }
 
 // Run-time sizes {N, H, W, C} for a depthwise variant whose structure is
-// fixed, each in every padding mode.
+// fixed, each in every padding mode: the edge sizes every depthwise test
+// runs (one pixel, odd sizes, channels around the 16- and 32-lane tiles, an
+// empty batch), plus the op's own `extra` sizes.
 inline std::vector<DepthwiseCase> depthwise_specialised(const VariantInfo &v,
-                                                        const std::vector<std::array<int64_t, 4>> &sizes) {
+                                                        const std::vector<std::array<int64_t, 4>> &extra) {
+    std::vector<std::array<int64_t, 4>> sizes = {{1, 1, 1, 1},  {1, 2, 3, 3},    {2, 7, 9, 17}, {1, 3, 2, 16},
+                                                 {2, 5, 5, 33}, {1, 12, 11, 48}, {0, 4, 4, 8}};
+    sizes.insert(sizes.end(), extra.begin(), extra.end());
     std::vector<DepthwiseCase> cases;
     const auto &s = v.structure;
     for (const auto &[N, H, W, C] : sizes)
