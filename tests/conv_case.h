@@ -126,6 +126,31 @@ inline std::vector<DepthwiseCase> depthwise_sweep(const std::vector<int64_t> &ch
     return cases;
 }
 
+// TF's configs for both depthwise gradients (depthwise_conv_op_base.py's
+// gradient tests; spec 13.4): input, filter, stride, padding[, explicit
+// pads], dilations. TF runs the dilated ones through space_to_batch; here
+// they are native.
+inline std::vector<DepthwiseCase> depthwise_gradient_configs() {
+    return {
+        {2, 5, 8, 1, 2, 4, 4, 1, 1, 1, "SAME", {}},
+        {4, 5, 5, 1, 2, 2, 2, 2, 1, 1, "VALID", {}},
+        {2, 4, 4, 2, 2, 3, 1, 1, 1, 1, "SAME", {}},
+        {1, 15, 15, 2, 1, 1, 3, 1, 1, 1, "SAME", {}},
+        {2, 15, 16, 1, 2, 3, 3, 3, 1, 1, "VALID", {}},
+        {2, 5, 8, 1, 2, 4, 3, 1, 1, 2, "SAME", {}},
+        {1, 3, 1, 2, 1, 2, 1, 1, 1, 1, "SAME", {}},
+        {2, 2, 3, 2, 1, 2, 1, 1, 1, 1, "SAME", {}},
+        {2, 2, 3, 1, 1, 2, 2, 1, 1, 1, "SAME", {}},
+        {2, 5, 8, 1, 2, 4, 4, 1, 1, 1, "EXPLICIT", {0, 1, 2, 3}},
+        {4, 5, 5, 1, 2, 2, 2, 2, 1, 1, "EXPLICIT", {3, 1, 5, 0}},
+        {2, 4, 4, 2, 2, 3, 1, 1, 1, 1, "EXPLICIT", {4, 1, 3, 4}},
+        {1, 15, 15, 2, 1, 1, 3, 1, 1, 1, "EXPLICIT", {3, 0, 2, 8}},
+        {2, 15, 16, 1, 2, 3, 3, 3, 1, 1, "EXPLICIT", {0, 0, 10, 0}},
+        {2, 5, 8, 1, 2, 3, 4, 1, 2, 1, "EXPLICIT", {3, 1, 2, 3}},
+        {2, 4, 3, 2, 1, 3, 2, 1, 1, 1, "EXPLICIT", {2, 0, 1, 0}},
+    };
+}
+
 // Run-time sizes {N, H, W, C} for a depthwise variant whose structure is
 // fixed, each in every padding mode: the edge sizes every depthwise test
 // runs (one pixel, odd sizes, channels around the 16- and 32-lane tiles, an
@@ -153,5 +178,61 @@ inline std::vector<DepthwiseCase> depthwise_specialised(const VariantInfo &v,
                              {1, 0, 2, 1}});
     return cases;
 }
+
+// One run of a convolution op in a test, in the layout under test: the
+// call's operands from NHWC values (activations transposed for NCHW, filters
+// as they are), the options forcing the variant, and the output checked
+// against the NHWC reference. A test's run_case makes its values and calls
+// its op in between:
+//
+//   const ConvRun run(dtype, layout, variant);
+//   Tensor output;
+//   const Status status = Op::Compute(run.activation(in_shape, x), ..., &output, attrs, run.options);
+//   return run.compare(status, output, ConvRun::kActivation, out_shape, want);
+struct ConvRun {
+    DataType dtype;
+    bool nchw;
+    RunOptions options;
+
+    // What the op's output is shaped like.
+    enum Output { kActivation, kFilter };
+
+    ConvRun(DataType dtype, const std::string &layout, const std::string &variant)
+        : dtype(dtype), nchw(is_nchw(layout)) {
+        options.variant = variant;
+    }
+    // An activation-shaped operand (input, out_backprop) from its NHWC values.
+    Tensor activation(const std::vector<int64_t> &shape, const std::vector<double> &values) const {
+        return make_tensor(dtype, to_layout(shape, nchw), nchw ? reference::nhwc_to_nchw(values, shape) : values);
+    }
+    // A filter-shaped operand: the same in both layouts.
+    Tensor filter(const std::vector<int64_t> &shape, const std::vector<double> &values) const {
+        return make_tensor(dtype, shape, values);
+    }
+    // input_sizes: an activation's NHWC shape, in the layout.
+    Tensor activation_sizes(const std::vector<int64_t> &shape) const { return int32_vector(to_layout(shape, nchw)); }
+    std::vector<int> strides(int64_t rows, int64_t cols) const { return spatial_attr(rows, cols, nchw); }
+
+    // The call's outcome: its status and, where it ran, the output's NHWC
+    // shape (checked against `shape`) and its normwise error against `want`.
+    Outcome compare(const Status &status, const Tensor &output, Output kind, const std::vector<int64_t> &shape,
+                    const std::vector<double> &want) const {
+        Outcome outcome;
+        outcome.valid = true;
+        outcome.status = status;
+        if (!status.ok()) return outcome;
+        const bool transposed = nchw && kind == kActivation;
+        if (output.shape() != to_layout(shape, transposed)) {
+            outcome.status = Internal("output shape " + ShapeString(output.shape()) + ", expected " +
+                                      ShapeString(to_layout(shape, transposed)));
+            return outcome;
+        }
+        outcome.output_shape = shape;
+        std::vector<double> got = to_doubles(output);
+        if (transposed) got = reference::nchw_to_nhwc(got, to_layout(shape, true));
+        outcome.error = normwise_error(got, want);
+        return outcome;
+    }
+};
 
 }  // namespace gradtune::testing

@@ -23,31 +23,20 @@ using Case = DenseConvCase;
 
 // Runs one case through the public API (forcing `variant` unless empty) and
 // compares with the reference.
-Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const std::string &variant,
-                 uint32_t seed) {
-    using namespace gradtune::reference;
+Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const std::string &variant, uint32_t seed) {
     const CaseWindows w = k.windows();
-    Outcome outcome;
-    if (!w.valid()) return outcome;
-    outcome.valid = true;
+    if (!w.valid()) return {};
     const std::vector<int64_t> in_shape = k.in_shape(), filter_shape = k.filter_shape(), out_shape = k.out_shape(w);
     std::vector<double> x = random_values(NumElements(in_shape), seed, dtype);
     std::vector<double> dy = random_values(NumElements(out_shape), seed + 1, dtype);
-    std::vector<double> want = conv2d_backprop_filter(x, in_shape, filter_shape, dy, out_shape, w.geometry);
-
-    const bool nchw = is_nchw(layout);
-    Tensor x_tensor = make_tensor(dtype, to_layout(in_shape, is_nchw(layout)), nchw ? nhwc_to_nchw(x, in_shape) : x);
-    Tensor dy_tensor =
-        make_tensor(dtype, to_layout(out_shape, is_nchw(layout)), nchw ? nhwc_to_nchw(dy, out_shape) : dy);
-    RunOptions options;
-    options.variant = variant;
+    const ConvRun run(dtype, layout, variant);
     Tensor output;
-    outcome.status = Conv2DBackpropFilter::Compute(x_tensor, int32_vector(filter_shape), dy_tensor,
-                                                   spatial_attr(k.stride_h, k.stride_w, is_nchw(layout)), k.padding,
-                                                   &output, conv_attrs<Conv2DBackpropFilter>(k, layout), options);
-    if (!outcome.status.ok()) return outcome;
-    outcome.error = normwise_error(to_doubles(output), want);
-    return outcome;
+    const Status status =
+        Conv2DBackpropFilter::Compute(run.activation(in_shape, x), int32_vector(filter_shape),
+                                      run.activation(out_shape, dy), run.strides(k.stride_h, k.stride_w), k.padding,
+                                      &output, conv_attrs<Conv2DBackpropFilter>(k, layout), run.options);
+    return run.compare(status, output, ConvRun::kFilter, filter_shape,
+                       reference::conv2d_backprop_filter(x, in_shape, filter_shape, dy, out_shape, w.geometry));
 }
 
 // A sweep over what a generic variant leaves to run time, plus the edge

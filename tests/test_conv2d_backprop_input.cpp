@@ -31,34 +31,20 @@ std::vector<double> data(int64_t n, uint32_t seed, DataType dtype) {
 
 // Runs one case through the public API (forcing `variant` unless empty) and
 // compares with the reference.
-Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const std::string &variant,
-                 uint32_t seed) {
-    using namespace gradtune::reference;
+Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const std::string &variant, uint32_t seed) {
     const CaseWindows w = k.windows();
-    Outcome outcome;
-    if (!w.valid()) return outcome;
-    outcome.valid = true;
+    if (!w.valid()) return {};
     const std::vector<int64_t> in_shape = k.in_shape(), filter_shape = k.filter_shape(), out_shape = k.out_shape(w);
     std::vector<double> filter = data(NumElements(filter_shape), seed, dtype);
     std::vector<double> dy = data(NumElements(out_shape), seed + 1, dtype);
-    std::vector<double> want = conv2d_backprop_input(in_shape, filter, filter_shape, dy, out_shape, w.geometry);
-
-    const bool nchw = is_nchw(layout);
-    Tensor dy_tensor =
-        make_tensor(dtype, to_layout(out_shape, is_nchw(layout)), nchw ? nhwc_to_nchw(dy, out_shape) : dy);
-    Tensor filter_tensor = make_tensor(dtype, filter_shape, filter);
-    Tensor sizes = int32_vector(to_layout(in_shape, is_nchw(layout)));
-    RunOptions options;
-    options.variant = variant;
+    const ConvRun run(dtype, layout, variant);
     Tensor output;
-    outcome.status = Conv2DBackpropInput::Compute(sizes, filter_tensor, dy_tensor,
-                                                  spatial_attr(k.stride_h, k.stride_w, is_nchw(layout)), k.padding,
-                                                  &output, conv_attrs<Conv2DBackpropInput>(k, layout), options);
-    if (!outcome.status.ok()) return outcome;
-    std::vector<double> got = to_doubles(output);
-    if (nchw) got = nchw_to_nhwc(got, to_layout(in_shape, is_nchw(layout)));
-    outcome.error = normwise_error(got, want);
-    return outcome;
+    const Status status =
+        Conv2DBackpropInput::Compute(run.activation_sizes(in_shape), run.filter(filter_shape, filter),
+                                     run.activation(out_shape, dy), run.strides(k.stride_h, k.stride_w), k.padding,
+                                     &output, conv_attrs<Conv2DBackpropInput>(k, layout), run.options);
+    return run.compare(status, output, ConvRun::kActivation, in_shape,
+                       reference::conv2d_backprop_input(in_shape, filter, filter_shape, dy, out_shape, w.geometry));
 }
 
 // A sweep over what a generic variant leaves to run time, plus the edge

@@ -24,40 +24,20 @@ using Case = DepthwiseCase;
 
 // Runs one case through the public API (forcing `variant` unless empty) and
 // compares with the reference.
-Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const std::string &variant,
-                 uint32_t seed) {
-    using namespace gradtune::reference;
+Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const std::string &variant, uint32_t seed) {
     const CaseWindows w = k.windows();
-    Outcome outcome;
-    if (!w.valid()) return outcome;
-    outcome.valid = true;
+    if (!w.valid()) return {};
     const std::vector<int64_t> in_shape = k.in_shape(), filter_shape = k.filter_shape(), out_shape = k.out_shape(w);
     std::vector<double> x = random_values(NumElements(in_shape), seed, dtype);
     std::vector<double> filter = random_values(NumElements(filter_shape), seed + 1, dtype);
-    std::vector<double> want =
-        depthwise_conv2d_native(x, in_shape, filter, filter_shape, w.rows.output, w.cols.output, w.geometry);
-
-    const bool nchw = layout == "NCHW";
-    Tensor x_tensor = make_tensor(dtype, to_layout(in_shape, nchw), nchw ? nhwc_to_nchw(x, in_shape) : x);
-    Tensor filter_tensor = make_tensor(dtype, filter_shape, filter);
-    std::vector<int> strides = spatial_attr(k.stride, k.stride, nchw);
-    auto attrs = conv_attrs<DepthwiseConv2dNative>(k, layout);
-    RunOptions options;
-    options.variant = variant;
+    const ConvRun run(dtype, layout, variant);
     Tensor output;
-    outcome.status = DepthwiseConv2dNative::Compute(x_tensor, filter_tensor, strides, k.padding, &output, attrs,
-                                                    options);
-    if (!outcome.status.ok()) return outcome;
-    if (output.shape() != to_layout(out_shape, nchw)) {
-        outcome.status = Internal("output shape " + ShapeString(output.shape()) + ", expected " +
-                                  ShapeString(to_layout(out_shape, nchw)));
-        return outcome;
-    }
-    outcome.output_shape = out_shape;
-    std::vector<double> got = to_doubles(output);
-    if (nchw) got = nchw_to_nhwc(got, to_layout(out_shape, true));
-    outcome.error = normwise_error(got, want);
-    return outcome;
+    const Status status = DepthwiseConv2dNative::Compute(run.activation(in_shape, x), run.filter(filter_shape, filter),
+                                                         run.strides(k.stride, k.stride), k.padding, &output,
+                                                         conv_attrs<DepthwiseConv2dNative>(k, layout), run.options);
+    return run.compare(status, output, ConvRun::kActivation, out_shape,
+                       reference::depthwise_conv2d_native(x, in_shape, filter, filter_shape, w.rows.output,
+                                                          w.cols.output, w.geometry));
 }
 
 // A sweep over the structure a generic variant leaves to run time, plus the

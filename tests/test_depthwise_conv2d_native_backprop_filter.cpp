@@ -56,16 +56,11 @@ Problem make_problem(const Case &k, DataType dtype, uint32_t seed) {
 // Runs a problem through the public API (forcing `variant` unless empty).
 Status run_problem(const Case &k, const Problem &p, DataType dtype, const std::string &layout,
                    const std::string &variant, Tensor *output) {
-    using namespace gradtune::reference;
-    const bool nchw = layout == "NCHW";
-    Tensor input = make_tensor(dtype, to_layout(p.in_shape, nchw), nchw ? nhwc_to_nchw(p.input, p.in_shape) : p.input);
-    Tensor dy = make_tensor(dtype, to_layout(p.out_shape, nchw), nchw ? nhwc_to_nchw(p.dy, p.out_shape) : p.dy);
-    std::vector<int> strides = spatial_attr(k.stride, k.stride, nchw);
-    auto attrs = conv_attrs<DepthwiseConv2dNativeBackpropFilter>(k, layout);
-    RunOptions options;
-    options.variant = variant;
-    return DepthwiseConv2dNativeBackpropFilter::Compute(input, int32_vector(p.filter_shape), dy, strides, k.padding,
-                                                        output, attrs, options);
+    const ConvRun run(dtype, layout, variant);
+    return DepthwiseConv2dNativeBackpropFilter::Compute(
+        run.activation(p.in_shape, p.input), int32_vector(p.filter_shape), run.activation(p.out_shape, p.dy),
+        run.strides(k.stride, k.stride), k.padding, output, conv_attrs<DepthwiseConv2dNativeBackpropFilter>(k, layout),
+        run.options);
 }
 
 Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const std::string &variant,
@@ -123,28 +118,7 @@ TEST_CASE("every CPU variant of DepthwiseConv2dNativeBackpropFilter matches the 
 
 TEST_CASE("DepthwiseConv2dNativeBackpropFilter: dispatch serves TF's depthwise gradient test configs (spec 13.4)",
           "[dw_backprop_filter]") {
-    // input, filter, stride, padding[, explicit pads, dilations] from
-    // depthwise_conv_op_base.py's gradient tests, float32 and float64. The
-    // dilated ones go through space_to_batch in TF; here they are native.
-    const std::vector<Case> cases = {
-        {2, 5, 8, 1, 2, 4, 4, 1, 1, 1, "SAME", {}},
-        {4, 5, 5, 1, 2, 2, 2, 2, 1, 1, "VALID", {}},
-        {2, 4, 4, 2, 2, 3, 1, 1, 1, 1, "SAME", {}},
-        {1, 15, 15, 2, 1, 1, 3, 1, 1, 1, "SAME", {}},
-        {2, 15, 16, 1, 2, 3, 3, 3, 1, 1, "VALID", {}},
-        {2, 5, 8, 1, 2, 4, 3, 1, 1, 2, "SAME", {}},
-        {1, 3, 1, 2, 1, 2, 1, 1, 1, 1, "SAME", {}},
-        {2, 2, 3, 2, 1, 2, 1, 1, 1, 1, "SAME", {}},
-        {2, 2, 3, 1, 1, 2, 2, 1, 1, 1, "SAME", {}},
-        {2, 5, 8, 1, 2, 4, 4, 1, 1, 1, "EXPLICIT", {0, 1, 2, 3}},
-        {4, 5, 5, 1, 2, 2, 2, 2, 1, 1, "EXPLICIT", {3, 1, 5, 0}},
-        {2, 4, 4, 2, 2, 3, 1, 1, 1, 1, "EXPLICIT", {4, 1, 3, 4}},
-        {1, 15, 15, 2, 1, 1, 3, 1, 1, 1, "EXPLICIT", {3, 0, 2, 8}},
-        {2, 15, 16, 1, 2, 3, 3, 3, 1, 1, "EXPLICIT", {0, 0, 10, 0}},
-        {2, 5, 8, 1, 2, 3, 4, 1, 2, 1, "EXPLICIT", {3, 1, 2, 3}},
-        {2, 4, 3, 2, 1, 3, 2, 1, 1, 1, "EXPLICIT", {2, 0, 1, 0}},
-    };
-    check_dispatch_cases(cases, run_case);
+    check_dispatch_cases(depthwise_gradient_configs(), run_case);
 }
 
 TEST_CASE("DepthwiseConv2dNativeBackpropFilter: TF's depthwise golden is reproduced exactly through the gradient (spec 1.1)",

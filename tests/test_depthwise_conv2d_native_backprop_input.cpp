@@ -23,35 +23,21 @@ using Case = DepthwiseCase;
 
 // Runs one case through the public API (forcing `variant` unless empty) and
 // compares with the reference.
-Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const std::string &variant,
-                 uint32_t seed) {
-    using namespace gradtune::reference;
+Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const std::string &variant, uint32_t seed) {
     const CaseWindows w = k.windows();
-    Outcome outcome;
-    if (!w.valid()) return outcome;
-    outcome.valid = true;
+    if (!w.valid()) return {};
     const std::vector<int64_t> in_shape = k.in_shape(), filter_shape = k.filter_shape(), out_shape = k.out_shape(w);
     std::vector<double> filter = random_values(NumElements(filter_shape), seed, dtype);
     std::vector<double> dy = random_values(NumElements(out_shape), seed + 1, dtype);
-    std::vector<double> want =
-        depthwise_conv2d_native_backprop_input(in_shape, filter, filter_shape, dy, out_shape, w.geometry);
-
-    const bool nchw = layout == "NCHW";
-    Tensor dy_tensor = make_tensor(dtype, to_layout(out_shape, nchw), nchw ? nhwc_to_nchw(dy, out_shape) : dy);
-    Tensor filter_tensor = make_tensor(dtype, filter_shape, filter);
-    Tensor sizes = int32_vector(to_layout(in_shape, nchw));
-    std::vector<int> strides = spatial_attr(k.stride, k.stride, nchw);
-    auto attrs = conv_attrs<DepthwiseConv2dNativeBackpropInput>(k, layout);
-    RunOptions options;
-    options.variant = variant;
+    const ConvRun run(dtype, layout, variant);
     Tensor output;
-    outcome.status = DepthwiseConv2dNativeBackpropInput::Compute(sizes, filter_tensor, dy_tensor, strides, k.padding,
-                                                                 &output, attrs, options);
-    if (!outcome.status.ok()) return outcome;
-    std::vector<double> got = to_doubles(output);
-    if (nchw) got = nchw_to_nhwc(got, to_layout(in_shape, nchw));
-    outcome.error = normwise_error(got, want);
-    return outcome;
+    const Status status = DepthwiseConv2dNativeBackpropInput::Compute(
+        run.activation_sizes(in_shape), run.filter(filter_shape, filter), run.activation(out_shape, dy),
+        run.strides(k.stride, k.stride), k.padding, &output, conv_attrs<DepthwiseConv2dNativeBackpropInput>(k, layout),
+        run.options);
+    return run.compare(
+        status, output, ConvRun::kActivation, in_shape,
+        reference::depthwise_conv2d_native_backprop_input(in_shape, filter, filter_shape, dy, out_shape, w.geometry));
 }
 
 // A sweep over the structure a generic variant leaves to run time, plus the
@@ -85,27 +71,7 @@ TEST_CASE("every CPU variant of DepthwiseConv2dNativeBackpropInput matches the r
 }
 
 TEST_CASE("dispatch serves TF's depthwise gradient test configs (spec 13.4)", "[dw_backprop_input]") {
-    // input, filter, stride, padding[, explicit pads, dilations] from
-    // depthwise_conv_op_base.py's gradient tests, float32 and float64.
-    const std::vector<Case> cases = {
-        {2, 5, 8, 1, 2, 4, 4, 1, 1, 1, "SAME", {}},
-        {4, 5, 5, 1, 2, 2, 2, 2, 1, 1, "VALID", {}},
-        {2, 4, 4, 2, 2, 3, 1, 1, 1, 1, "SAME", {}},
-        {1, 15, 15, 2, 1, 1, 3, 1, 1, 1, "SAME", {}},
-        {2, 15, 16, 1, 2, 3, 3, 3, 1, 1, "VALID", {}},
-        {2, 5, 8, 1, 2, 4, 3, 1, 1, 2, "SAME", {}},
-        {1, 3, 1, 2, 1, 2, 1, 1, 1, 1, "SAME", {}},
-        {2, 2, 3, 2, 1, 2, 1, 1, 1, 1, "SAME", {}},
-        {2, 2, 3, 1, 1, 2, 2, 1, 1, 1, "SAME", {}},
-        {2, 5, 8, 1, 2, 4, 4, 1, 1, 1, "EXPLICIT", {0, 1, 2, 3}},
-        {4, 5, 5, 1, 2, 2, 2, 2, 1, 1, "EXPLICIT", {3, 1, 5, 0}},
-        {2, 4, 4, 2, 2, 3, 1, 1, 1, 1, "EXPLICIT", {4, 1, 3, 4}},
-        {1, 15, 15, 2, 1, 1, 3, 1, 1, 1, "EXPLICIT", {3, 0, 2, 8}},
-        {2, 15, 16, 1, 2, 3, 3, 3, 1, 1, "EXPLICIT", {0, 0, 10, 0}},
-        {2, 5, 8, 1, 2, 3, 4, 1, 2, 1, "EXPLICIT", {3, 1, 2, 3}},
-        {2, 4, 3, 2, 1, 3, 2, 1, 1, 1, "EXPLICIT", {2, 0, 1, 0}},
-    };
-    check_dispatch_cases(cases, run_case);
+    check_dispatch_cases(depthwise_gradient_configs(), run_case);
 }
 
 TEST_CASE("TF's depthwise golden is reproduced exactly through the gradient (spec 1.1)", "[dw_backprop_input]") {
