@@ -82,8 +82,7 @@ Status Definition::Execute(const Prepared &p, const Args &args, const TensorRef 
 
     // Halide dimension orders (innermost first): activations (c, w, h, n);
     // the filter gradient [FH, FW, C, M] as (m, c, fw, fh).
-    const std::array<int, 4> activations = p.format == DataFormat::kNHWC ? std::array<int, 4>{3, 2, 1, 0}
-                                                                         : std::array<int, 4>{1, 3, 2, 0};
+    const std::array<int, 4> activations = internal::activation_order(p.format);
     HalideBuffer input_buffer(input.dtype, input.shape, input.data, activations);
     HalideBuffer out_backprop_buffer(out_backprop.dtype, out_backprop.shape, out_backprop.data, activations);
     HalideBuffer output_buffer(output.dtype, output.shape, output.data, {3, 2, 1, 0});

@@ -15,8 +15,16 @@
 #include "gradtune/device.h"
 #include "gradtune/status.h"
 #include "gradtune/tensor.h"
+#include "tf_checks.h"
 
 namespace gradtune::internal {
+
+// The Halide dimension order (innermost first) of the 2-D window ops'
+// activations, (c, w, h, n), from an NHWC or an NCHW tensor; their filters
+// are plain reversed orders, {3, 2, 1, 0}.
+inline std::array<int, 4> activation_order(tf::DataFormat format) {
+    return format == tf::DataFormat::kNHWC ? std::array<int, 4>{3, 2, 1, 0} : std::array<int, 4>{1, 3, 2, 0};
+}
 
 // A 4-D halide_buffer_t over a dense row-major tensor. `order` lists, for each
 // Halide dimension (innermost first), the tensor dimension it walks; e.g. an
