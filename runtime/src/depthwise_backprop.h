@@ -13,6 +13,7 @@
 #include "gradtune/op_call.h"
 #include "gradtune/status.h"
 #include "gradtune/tensor.h"
+#include "halide_call.h"
 #include "tf_checks.h"
 
 namespace gradtune::internal {
@@ -60,6 +61,40 @@ Status PrepareDepthwiseBackprop(const DepthwiseBackpropOp &op, const ConstTensor
     return PrepareDepthwiseBackprop({op, sizes, tensor, out_backprop, strides, padding, attrs.data_format_,
                                      attrs.explicit_paddings_, attrs.dilations_},
                                     p);
+}
+
+// What both ops' Execute() would refuse, from the output's element count:
+// tensors of 2**31 or more elements (int32 Halide indices).
+inline Status DepthwiseBackpropRefusal(const DepthwiseBackpropPrepared &p, int64_t output_elements,
+                                       const ConstTensorRef &tensor, const ConstTensorRef &out_backprop) {
+    if (output_elements == 0 || p.zeros) return Status::OK();
+    return check_int32_elements({output_elements, out_backprop.num_elements(), tensor.num_elements()});
+}
+
+// Both ops' Execute(): zeros where no kernel needs to run, else the kernel,
+// whose Halide signature (the op's generated header, so that a mismatch is a
+// compile error) takes the geometry, then the tensor operand, out_backprop
+// and the output. Halide dimension orders (innermost first): activations
+// (c, w, h, n); the filter [FH, FW, C, M] as (m, c, fw, fh). The tensor
+// operand is the filter where the sizes give the input's shape, else the
+// input; the output is the other one.
+template <typename KernelSignature>
+Status ExecuteDepthwiseBackprop(const DepthwiseBackpropOp &op, const DepthwiseBackpropPrepared &p,
+                                const ConstTensorRef &tensor, const ConstTensorRef &out_backprop,
+                                const TensorRef &output, const RunOptions &options) {
+    if (output_without_kernel(output, p.zeros)) return Status::OK();
+    GRADTUNE_RETURN_IF_ERROR(DepthwiseBackpropRefusal(p, output.num_elements(), tensor, out_backprop));
+    KernelCall call;
+    GRADTUNE_RETURN_IF_ERROR(call.begin(p.info, options));
+    const std::array<int, 4> activations = activation_order(p.format), filter = {3, 2, 1, 0};
+    HalideBuffer tensor_buffer(tensor.dtype, tensor.shape, tensor.data, op.sizes_are_input ? filter : activations);
+    HalideBuffer out_backprop_buffer(out_backprop.dtype, out_backprop.shape, out_backprop.data, activations);
+    HalideBuffer output_buffer(output.dtype, output.shape, output.data, op.sizes_are_input ? activations : filter);
+    int result = call.kernel<KernelSignature>()(
+        call.user_context(), static_cast<int32_t>(p.stride), static_cast<int32_t>(p.dilation_rows),
+        static_cast<int32_t>(p.dilation_cols), static_cast<int32_t>(p.pad_top), static_cast<int32_t>(p.pad_left),
+        tensor_buffer.get(), out_backprop_buffer.get(), output_buffer.get());
+    return call.finish(result, output_buffer.get(), {tensor_buffer.get(), out_backprop_buffer.get()});
 }
 
 }  // namespace gradtune::internal

@@ -13,9 +13,6 @@ namespace gradtune {
 
 namespace {
 
-using internal::HalideBuffer;
-using tf::DataFormat;
-
 constexpr const char *kOp = "DepthwiseConv2dNativeBackpropFilter";
 // TF's label (capital D in 2D); its rank check of filter_sizes names the dense op.
 constexpr internal::DepthwiseBackpropOp kDepthwiseOp{kOp, "DepthwiseConv2DBackpropFilter", "filter_sizes",
@@ -68,30 +65,12 @@ Status Definition::Prepare(const Args &args, Prepared *p) {
 }
 
 Status Definition::Refusal(const Prepared &p, const Args &args, int64_t output_elements, const RunOptions &) {
-    const ConstTensorRef &out_backprop = args.out_backprop, &input = args.input;
-    if (output_elements == 0 || p.zeros) return Status::OK();
-    return internal::check_int32_elements({output_elements, out_backprop.num_elements(), input.num_elements()});
+    return internal::DepthwiseBackpropRefusal(p, output_elements, args.input, args.out_backprop);
 }
 
 Status Definition::Execute(const Prepared &p, const Args &args, const TensorRef &output, const RunOptions &options) {
-    const ConstTensorRef &input = args.input, &out_backprop = args.out_backprop;
-    if (internal::output_without_kernel(output, p.zeros)) return Status::OK();
-    GRADTUNE_RETURN_IF_ERROR(Refusal(p, args, output.num_elements(), options));
-    internal::KernelCall call;
-    GRADTUNE_RETURN_IF_ERROR(call.begin(p.info, options));
-
-    // Halide dimension orders (innermost first): activations (c, w, h, n);
-    // the filter gradient [FH, FW, C, M] as (m, c, fw, fh).
-    const std::array<int, 4> activations = internal::activation_order(p.format);
-    HalideBuffer input_buffer(input.dtype, input.shape, input.data, activations);
-    HalideBuffer out_backprop_buffer(out_backprop.dtype, out_backprop.shape, out_backprop.data, activations);
-    HalideBuffer output_buffer(output.dtype, output.shape, output.data, {3, 2, 1, 0});
-
-    int result = call.kernel<KernelSignature>()(
-        call.user_context(), static_cast<int32_t>(p.stride), static_cast<int32_t>(p.dilation_rows),
-        static_cast<int32_t>(p.dilation_cols), static_cast<int32_t>(p.pad_top), static_cast<int32_t>(p.pad_left),
-        input_buffer.get(), out_backprop_buffer.get(), output_buffer.get());
-    return call.finish(result, output_buffer.get(), {input_buffer.get(), out_backprop_buffer.get()});
+    return internal::ExecuteDepthwiseBackprop<KernelSignature>(kDepthwiseOp, p, args.input, args.out_backprop, output,
+                                                               options);
 }
 
 OpSpec Definition::Spec() {
