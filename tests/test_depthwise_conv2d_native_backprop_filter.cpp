@@ -65,14 +65,11 @@ Status run_problem(const Case &k, const Problem &p, DataType dtype, const std::s
 
 Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const std::string &variant,
                  uint32_t seed) {
-    Outcome outcome;
-    Problem p = make_problem(k, dtype, seed);
-    if (!p.valid) return outcome;
-    outcome.valid = true;
+    const Problem p = make_problem(k, dtype, seed);
+    if (!p.valid) return {};
     Tensor output;
-    outcome.status = run_problem(k, p, dtype, layout, variant, &output);
-    if (outcome.status.ok()) outcome.error = normwise_error(to_doubles(output), p.want);
-    return outcome;
+    const Status status = run_problem(k, p, dtype, layout, variant, &output);
+    return ConvRun(dtype, layout, variant).compare(status, output, ConvRun::kFilter, p.filter_shape, p.want);
 }
 
 // A sweep over the structure a generic variant leaves to run time, plus the
