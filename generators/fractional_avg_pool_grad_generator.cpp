@@ -24,21 +24,31 @@
 // lets LLVM reassociate float adds).
 //
 // divide_by_reciprocal = 1 gets the division's bits without a vector
-// division (16 cycles per 8 float64 lanes; 9 multiplies and adds here). For
-// a value v of at most 31 significant bits (float32, int32) and a cell size
-// s < 2^26:
-//   r = 1/s (one scalar division per cell), q = v*r: within an ulp of v/s;
-//   e = v - q*s, exact: q split into halves of 26 bits (Veltkamp), each
-//     product with s exact, each subtraction exact (Sterbenz);
-//   v/s = q + e/s exactly; q + e*r rounds to the same double, because the
-//     error of e*r (2^-52 of one ulp of q) is far below the distance of v/s
-//     from a rounding midpoint (at least 2^-32 of an ulp for a 31-bit v and
-//     an integer s: v/s is not a short binary fraction unless exact).
-// Non-finite values take q (inf and NaN stay what the division gives; a
-// zero term's sign cannot show in a sum that starts at +0). Larger cells
-// (images of 2^26 pixels and more) divide: the schedule specialises on
-// small_cells. tests/test_fractional_avg_pool_grad.cpp compares every float32
-// significand with the division.
+// division (16 cycles per 8 float64 lanes): two multiplies and an add per
+// term. For a float32 value v (24 significant bits) and a cell size s < 2^22,
+// per cell (scalar, once for all channels):
+//   r = 1/s; h = r rounded to 26 bits (Veltkamp: c = r*(2^27+1), h = c-(c-r));
+//   l = (1 - s*h) / s: s*h is exact (22 + 26 bits) and within a factor 2 of
+//     1, so 1 - s*h is exact (Sterbenz) and 1/s = h + (1 - s*h)/s exactly;
+// per term: q = v*h + v*l. v*h is exact (24 + 26 bits); the roundings of l
+// and of v*l are each at most 2^-79 of v/s (|l| < 2^-25/s), so the sum
+// before its rounding is within 2^-77 of v/s: under 2^-24 of an ulp of the
+// result. The exact v/s lies at least 1/(2s) > 2^-23 of an ulp from any
+// rounding midpoint (v and s*midpoint are distinct multiples of the
+// midpoint spacing: v has 24 bits, the spacing is 2^-53 of the result), so
+// q rounds to the division's double.
+// Non-finite values take v*h (inf and NaN as the division gives them; a
+// zero term's sign cannot show in a sum that starts at +0). float32 only
+// (int32 values have 31 bits: v*h would round); larger cells (images of
+// 2^22 pixels and more) divide: the schedule specialises on small_cells.
+// tests/test_fractional_avg_pool_grad.cpp compares every float32 significand
+// with the division.
+//
+// Search ranges without a covering test (ranges_exact, generated sequences):
+// a row's second row cell is skipped where its range has one (a branch per
+// row), and a pixel whose range has one column cell adds the quotient of
+// column OW, which holds zeros, instead of a second cell (no select per
+// term). Both add nothing a sum starting at +0 could show.
 //
 // Halide dimension order (innermost first), NHWC only:
 //   out_backprop (d, c, r, n)   TF [N, OH, OW, C]
@@ -105,17 +115,20 @@ public:
 
         // TF's per-cell term. Only called with cells inside out_backprop.
         Expr cell_size = rows.size(h) * cols.size(w);  // int64, as TF
-        Expr value = cast<double>((*out_backprop)(d, w, h, n)), size = cast<double>(cell_size);
-        p.small_cells = cast<int64_t>(in_rows) * cast<int64_t>(in_cols) < Expr(int64_t{1} << 26);
+        Expr value = cast<double>((*out_backprop)(d, min(w, out_cols - 1), h, n)), size = cast<double>(cell_size);
+        p.small_cells = cast<int64_t>(in_rows) * cast<int64_t>(in_cols) < Expr(int64_t{1} << 22);
         Expr term = value / size;
         if (cpu && gradtune::FractionalAvgPoolGradCpuKnobs::from(checked).divide_by_reciprocal)
             term = select(p.small_cells, divide_by_reciprocal(value, size), term);
-        p.quotient(d, w, h, n) = strict_float(term);
+        // Column out_cols, one past the last cell, holds zeros (see the top).
+        p.quotient(d, w, h, n) = strict_float(select(w < out_cols, term, Expr(0.0)));
 
         // Pixel (h, w): row cells first_r .. first_r + count_r - 1 (outer, TF's
         // r loop), column cells likewise (inner, TF's c loop).
         p.cells = RDom(0, max_col_cells, 0, max_row_cells, "cells");
         RVar l = p.cells.x, k = p.cells.y;
+        // Row cells past the row's range are skipped (a branch per row).
+        p.cells.where(k < row_cells(1, h));
         // The clamp to the row's band changes no cell of the range (the
         // runtime measures the band), but it bounds the cell rows of a block
         // of input rows by an expression of h that bounds inference can use:
@@ -124,6 +137,7 @@ public:
         Expr band = cast<int>(cast<int64_t>(h) * out_rows / in_rows);
         Expr r = clamp(row_cells(0, h) + k, max(band - row_band_below, 0), min(band + row_band_above, out_rows - 1));
         Expr c = clamp(col_cells(0, w) + l, 0, out_cols - 1);
+        Expr c_or_zero = select(l < col_cells(1, w), c, out_cols);  // exact ranges: no covering test
         p.ranges_exact = ranges_exact == 1;  // the runtime passes 0 or 1
         p.max_row_cells = max_row_cells;
         p.max_col_cells = max_col_cells;
@@ -135,8 +149,9 @@ public:
         // x (infinities and NaN included). So the schedule may run the search
         // range as straight-line code, without a branch per cell.
         p.accumulator(d, w, h, n) = cast<double>(0);
-        p.accumulator(d, w, h, n) =
-            strict_float(p.accumulator(d, w, h, n) + select(covers, p.quotient(d, c, r, n), Expr(0.0)));
+        Expr term_of_cell =
+            select(p.ranges_exact, p.quotient(d, c_or_zero, r, n), select(covers, p.quotient(d, c, r, n), Expr(0.0)));
+        p.accumulator(d, w, h, n) = strict_float(p.accumulator(d, w, h, n) + term_of_cell);
         // Positions no cell covers keep 0. One cast to T; float64 -> integer
         // truncates toward zero like C++'s static_cast.
         (*output)(d, w, h, n) = cast(T, p.accumulator(d, w, h, n));
@@ -150,16 +165,15 @@ public:
     }
 
 private:
-    // value / size with the division's bits (see the top of the file).
+    // value / size with the division's bits, for float32 values (see the top
+    // of the file). high and low depend on the cell alone: hoisted out of the
+    // channel loop.
     Expr divide_by_reciprocal(Expr value, Expr size) const {
-        Expr reciprocal = Expr(1.0) / size;  // float64 constants
-        Expr q = value * reciprocal;
-        Expr c = q * Expr(134217729.0);  // 2^27 + 1
-        Expr high = c - (c - q);
-        Expr low = q - high;
-        Expr residual = (value - high * size) - low * size;
-        Expr corrected = q + residual * reciprocal;
-        return T.value().is_float() ? select(is_finite(value), corrected, q) : corrected;
+        Expr reciprocal = Expr(1.0) / size;       // float64 constants
+        Expr c = reciprocal * Expr(134217729.0);  // 2^27 + 1
+        Expr high = c - (c - reciprocal);         // 1 / size to 26 bits
+        Expr low = (Expr(1.0) - size * high) / size;
+        return select(is_finite(value), value * high + value * low, value * high);
     }
 
     // One spatial axis: TF's cell bounds from its pooling sequence.

@@ -13,8 +13,9 @@
 // division takes 16 cycles per 8 lanes on this project's CPUs, enough to
 // bound the op below the DRAM roofline: divide_by_reciprocal = 1 (float32,
 // whose values have 24 significant bits) computes each term as
-// value x (1 / cell size) plus one exact correction step, the same bits as
-// the division (generators/fractional_avg_pool_grad_generator.cpp says why). A pixel sums the
+// value x high + value x low, 1 / cell size split in two per cell, the same
+// bits as the division (generators/fractional_avg_pool_grad_generator.cpp
+// says why). A pixel sums the
 // quotients of the 1-3 cells that cover it (generated sequences), in
 // float64 whatever T is.
 // CPU: register tiles of (vector_width * vectors_per_tile) channels x
@@ -51,7 +52,7 @@
          "at the start of the task (stays in L2)",                                                                     \
          .values_since = 3)                                                                                            \
     KNOB(divide_by_reciprocal, (narrow ? std::vector<int>{0, 1} : std::vector<int>{0}), 0,                             \
-         "1: each term as value x (1 / cell size) plus an exact correction (same bits, no vector division; "           \
+         "1: each term as value x (1 / cell size) in two parts, exact (same bits, no vector division; "                \
          "float32)",                                                                                                   \
          .since_version = 2)
 
@@ -69,8 +70,8 @@ GRADTUNE_TYPED_KNOBS(FractionalAvgPoolGradCudaKnobs, GRADTUNE_FRACTIONAL_AVG_POO
 namespace fractional_avg_pool_grad_space {
 
 inline KnobSpace cpu_space(const Structure &s) {
-    // The correction is exact for values of at most 31 significant bits
-    // (float32 and int32); offered for float32, the dtype the suite tunes.
+    // The two-part reciprocal is exact for values of 24 significant bits:
+    // float32 alone (int32 values have 31).
     const bool narrow = s.dtype == "float32";
     KnobSpace space;
     space.knobs = GRADTUNE_KNOB_LIST(GRADTUNE_FRACTIONAL_AVG_POOL_GRAD_CPU_KNOBS);
@@ -140,9 +141,9 @@ struct FractionalAvgPoolGradPipeline {
     Halide::RDom cells;  // (column cell, row cell) of a pixel's search range
     Halide::Var d, w, h, n;
     Halide::Expr channels, width, height;  // extents of the output
-    // True when every cell has fewer than 2^26 pixels: where the quotients are
+    // True when every cell has fewer than 2^22 pixels: where the quotients are
     // computed by reciprocal (divide_by_reciprocal), the schedule specialises
-    // on it; larger cells (images of 67M pixels and more) divide.
+    // on it; larger cells (images of 4M pixels and more) divide.
     Halide::Expr small_cells;
     // True when every cell of every search range covers its pixel (monotonic
     // sequences): the covering test can be dropped.
@@ -160,7 +161,7 @@ using namespace Halide;
 // Names shared by the full-tile and small-extent branches, so that producers
 // can be computed at the same loop in both.
 struct CpuLoops {
-    Var channel_tile{"channel_tile"}, channel_lane{"channel_lane"};
+    Var channel_tile{"channel_tile"}, channel_lane{"channel_lane"}, lane_vector{"lane_vector"};
     Var column_tile{"column_tile"}, column_pos{"column_pos"};
     Var task{"task"}, task_n{"task_n"};
 };
@@ -181,7 +182,11 @@ inline void tile_cpu(Stage stage, const FractionalAvgPoolGradPipeline &p, const 
     } else {
         stage.parallel(l.task);
     }
-    stage.vectorize(l.channel_lane, vector_width, TailStrategy::GuardWithIf);
+    // The tile's vectors unrolled: the float64 sums stay in registers up to
+    // the conversion (a loop over them would read them back from the stack).
+    stage.split(l.channel_lane, l.lane_vector, l.channel_lane, vector_width, TailStrategy::GuardWithIf)
+        .vectorize(l.channel_lane)
+        .unroll(l.lane_vector);
 }
 
 inline void apply_cpu(const FractionalAvgPoolGradCpuKnobs &k, FractionalAvgPoolGradPipeline &p) {
