@@ -1,15 +1,16 @@
 #include "halide_call.h"
 
-#include "journal.h"
-
 #include <dlfcn.h>
 
 #include <atomic>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <cstdio>
 #include <mutex>
+
+#include "journal.h"
+#include "thread_pool.h"
 
 namespace gradtune::internal {
 
@@ -101,6 +102,7 @@ void install_halide_handlers() {
     static std::once_flag once;
     std::call_once(once, [] {
         halide_set_error_handler(&halide_error_to_context);
+        halide_set_custom_do_par_for(&pool_do_par_for);  // thread_pool.h: why
         const char *isa = std::getenv("GRADTUNE_MAX_CPU_ISA");
         if (isa && std::strcmp(isa, "avx2") == 0) {
             halide_set_custom_can_use_target_features(&can_use_up_to_avx2);

@@ -46,8 +46,9 @@ struct CallContext {
     std::string error;
 };
 
-// Installs the error handler (once, thread-safe). Halide's default handler
-// aborts the process; ours records the message in the call's CallContext.
+// Installs the error handler and the thread pool of the parallel loops
+// (thread_pool.h), once, thread-safe. Halide's default error handler aborts
+// the process; ours records the message in the call's CallContext.
 // With GRADTUNE_MAX_CPU_ISA=avx2 (in the spirit of ONEDNN_MAX_CPU_ISA) it also
 // keeps the multi-target kernels off every AVX-512 target, so the AVX2
 // baseline runs even on an AVX-512 machine (tests of that path, and machines

@@ -1,0 +1,194 @@
+#include "thread_pool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdlib>
+#include <mutex>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define GRADTUNE_PAUSE() _mm_pause()
+#else
+#define GRADTUNE_PAUSE() std::this_thread::yield()
+#endif
+
+extern "C" int halide_host_cpu_count();  // Halide's runtime (not in its public header)
+
+namespace gradtune::internal {
+
+namespace {
+
+// Halide's thread count: what halide_set_num_threads set, else Halide's
+// default (HL_NUM_THREADS, else the host's cores), which its own pool would
+// read when it starts (it never starts while this pool runs the loops).
+int halide_thread_count() {
+    const int set = halide_get_num_threads();
+    if (set > 0) return set;
+    static const int fallback = [] {
+        const char *text = std::getenv("HL_NUM_THREADS");
+        if (!text) text = std::getenv("HL_NUMTHREADS");  // Halide's legacy name
+        const int n = text ? std::atoi(text) : halide_host_cpu_count();
+        return std::clamp(n, 1, 256);
+    }();
+    return fallback;
+}
+
+long spin_microseconds() {
+    const char *text = std::getenv("GRADTUNE_SPIN_US");
+    if (!text || !*text) return 100;
+    char *end = nullptr;
+    const long value = std::strtol(text, &end, 10);
+    return end && *end == '\0' && value >= 0 ? value : 100;
+}
+
+// True on the pool's workers and on a caller while it runs tasks: a parallel
+// loop started there is nested.
+thread_local bool running_tasks = false;
+
+class Pool {
+public:
+    int run(void *user_context, halide_task_t task, int min, int size, uint8_t *closure) {
+        const int threads = std::min(halide_thread_count(), size);
+        if (threads <= 1) return run_serially(user_context, task, min, size, closure);
+        if (running_tasks || busy_.exchange(true, std::memory_order_acquire))
+            return halide_default_do_par_for(user_context, task, min, size, closure);
+        Claim mine;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            const uint64_t previous = generation_.load(std::memory_order_relaxed);
+            try {
+                while (static_cast<int>(workers_.size()) < threads - 1)
+                    workers_.emplace_back([this, previous] { work(previous); });
+            } catch (const std::system_error &) {
+                // No more threads: run with those there are (the caller alone at worst).
+            }
+            const int seats = std::min(threads - 1, static_cast<int>(workers_.size()));
+            job_ = {task, user_context, closure, min, size, seats};
+            mine = {job_, previous + 1};
+            error_.store(0, std::memory_order_relaxed);
+            remaining_.store(size, std::memory_order_relaxed);
+            next_.store(mine.generation << 32, std::memory_order_relaxed);
+            generation_.store(mine.generation, std::memory_order_release);
+        }
+        if (sleeping_.load(std::memory_order_acquire) > 0) wake_.notify_all();
+        running_tasks = true;
+        run_claimed(mine);
+        running_tasks = false;
+        // The tasks the workers claimed: short, so spin, then yield.
+        for (int spins = 0; remaining_.load(std::memory_order_acquire) > 0; spins++) {
+            if (spins < 4096) {
+                GRADTUNE_PAUSE();
+            } else {
+                std::this_thread::yield();
+            }
+        }
+        const int error = error_.load(std::memory_order_relaxed);
+        busy_.store(false, std::memory_order_release);
+        return error;
+    }
+
+private:
+    struct Job {
+        halide_task_t task = nullptr;
+        void *user_context = nullptr;
+        uint8_t *closure = nullptr;
+        int min = 0, size = 0;
+        int worker_seats = 0;  // how many workers may join (Halide's thread count - 1)
+    };
+    // A thread's view of a job: its copy and its generation.
+    struct Claim {
+        Job job;
+        uint64_t generation = 0;
+    };
+
+    static int run_serially(void *user_context, halide_task_t task, int min, int size, uint8_t *closure) {
+        for (int i = 0; i < size; i++) {
+            if (int result = task(user_context, min + i, closure)) return result;
+        }
+        return 0;
+    }
+
+    // Claims the job's iterations one at a time: next_ holds the generation
+    // (high 32 bits) and the next iteration (low 32 bits), so that a thread
+    // holding a finished job's generation claims nothing of a later job.
+    void run_claimed(const Claim &claim) {
+        uint64_t current = next_.load(std::memory_order_relaxed);
+        for (;;) {
+            if ((current >> 32) != (claim.generation & 0xffffffffu)) return;
+            const int i = static_cast<int>(current & 0xffffffffu);
+            if (i >= claim.job.size) return;
+            if (!next_.compare_exchange_weak(current, current + 1, std::memory_order_acq_rel)) continue;
+            if (int result = claim.job.task(claim.job.user_context, claim.job.min + i, claim.job.closure)) {
+                int none = 0;
+                error_.compare_exchange_strong(none, result, std::memory_order_relaxed);
+            }
+            remaining_.fetch_sub(1, std::memory_order_acq_rel);
+            current = next_.load(std::memory_order_relaxed);
+        }
+    }
+
+    // A worker, created while the job after `seen` is being published.
+    void work(uint64_t seen) {
+        running_tasks = true;
+        const auto spin = std::chrono::microseconds(spin_microseconds());
+        std::unique_lock<std::mutex> lock(mutex_);
+        for (;;) {
+            // Wait for a new job: spin without the lock (yielding to any other
+            // runnable thread), then sleep.
+            lock.unlock();
+            const auto start = std::chrono::steady_clock::now();
+            while (generation_.load(std::memory_order_acquire) == seen &&
+                   std::chrono::steady_clock::now() - start < spin) {
+                for (int i = 0; i < 64; i++) GRADTUNE_PAUSE();
+                std::this_thread::yield();
+            }
+            lock.lock();
+            if (generation_.load(std::memory_order_relaxed) == seen) {
+                sleeping_.fetch_add(1, std::memory_order_acq_rel);
+                wake_.wait(lock, [&] { return generation_.load(std::memory_order_relaxed) != seen; });
+                sleeping_.fetch_sub(1, std::memory_order_acq_rel);
+            }
+            seen = generation_.load(std::memory_order_relaxed);
+            if (joined_generation_ != seen) {
+                joined_generation_ = seen;
+                joined_ = 0;
+            }
+            if (joined_ >= job_.worker_seats) continue;  // the loop has its threads
+            joined_++;
+            const Claim claim{job_, seen};
+            lock.unlock();
+            run_claimed(claim);
+            lock.lock();
+        }
+    }
+
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::vector<std::thread> workers_;  // never joined: the pool lives as long as the process
+    Job job_;                           // the current job (under mutex_)
+    uint64_t joined_generation_ = 0;    // under mutex_: the job joined_ counts for
+    int joined_ = 0;                    // under mutex_: workers that joined it
+    std::atomic<uint64_t> generation_{0};
+    std::atomic<uint64_t> next_{0};
+    std::atomic<int> remaining_{0};
+    std::atomic<int> error_{0};
+    std::atomic<int> sleeping_{0};
+    std::atomic<bool> busy_{false};
+};
+
+}  // namespace
+
+int pool_do_par_for(void *user_context, halide_task_t task, int min, int size, uint8_t *closure) {
+    // Created on first use and never destroyed: kernels may run from static
+    // destructors, and workers blocked in wait() need no joining at exit.
+    static Pool *pool = new Pool;
+    return pool->run(user_context, task, min, size, closure);
+}
+
+}  // namespace gradtune::internal
