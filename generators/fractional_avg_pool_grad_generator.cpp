@@ -31,9 +31,9 @@
 //   l = (1 - s*h) / s: s*h is exact (22 + 26 bits) and within a factor 2 of
 //     1, so 1 - s*h is exact (Sterbenz) and 1/s = h + (1 - s*h)/s exactly;
 // per term: q = v*h + v*l. v*h is exact (24 + 26 bits); the roundings of l
-// and of v*l are each at most 2^-79 of v/s (|l| < 2^-25/s), so the sum
-// before its rounding is within 2^-77 of v/s: under 2^-24 of an ulp of the
-// result. The exact v/s lies at least 1/(2s) > 2^-23 of an ulp from any
+// and of v*l each move the sum by at most 2^-78 of v/s (|l| < 2^-25/s), so
+// the sum before its rounding is within 2^-77 of v/s: at most 2^-24 of an
+// ulp of the result. The exact v/s lies at least 1/(2s) > 2^-23 of an ulp from any
 // rounding midpoint (v and s*midpoint are distinct multiples of the
 // midpoint spacing: v has 24 bits, the spacing is 2^-53 of the result), so
 // q rounds to the division's double.
