@@ -44,11 +44,12 @@
 // tests/test_fractional_avg_pool_grad.cpp compares every float32 significand
 // with the division.
 //
-// Search ranges without a covering test (ranges_exact, generated sequences):
-// a row's second row cell is skipped where its range has one (a branch per
-// row), and a pixel whose range has one column cell adds the quotient of
-// column OW, which holds zeros, instead of a second cell (no select per
-// term). Both add nothing a sum starting at +0 could show.
+// A row's cells past its search range are skipped (a branch per row), and a
+// cell of the range that does not cover the pixel (with exact ranges, as for
+// generated sequences: a second column cell where the range has one) adds
+// the quotient of column OW, which holds zeros: a select on the column
+// index, not on each term's vector. Both add nothing a sum starting at +0
+// could show.
 //
 // Halide dimension order (innermost first), NHWC only:
 //   out_backprop (d, c, r, n)   TF [N, OH, OW, C]
@@ -137,21 +138,20 @@ public:
         Expr band = cast<int>(cast<int64_t>(h) * out_rows / in_rows);
         Expr r = clamp(row_cells(0, h) + k, max(band - row_band_below, 0), min(band + row_band_above, out_rows - 1));
         Expr c = clamp(col_cells(0, w) + l, 0, out_cols - 1);
-        Expr c_or_zero = select(l < col_cells(1, w), c, out_cols);  // exact ranges: no covering test
         p.ranges_exact = ranges_exact == 1;  // the runtime passes 0 or 1
         p.max_row_cells = max_row_cells;
         p.max_col_cells = max_col_cells;
-        Expr covers =
-            k < row_cells(1, h) && l < col_cells(1, w) && (p.ranges_exact || (rows.covers(r, h) && cols.covers(c, w)));
-        // A cell of the search range that does not cover the pixel adds +0.0,
-        // which changes no bit of the sum: the sum starts at +0.0 and, rounded
-        // to nearest, never becomes -0.0, and x + (+0.0) is x for every other
-        // x (infinities and NaN included). So the schedule may run the search
-        // range as straight-line code, without a branch per cell.
+        // (k < row_cells(1, h) holds: the RDom's predicate.)
+        Expr covers = l < col_cells(1, w) && (p.ranges_exact || (rows.covers(r, h) && cols.covers(c, w)));
+        // A cell of the search range that does not cover the pixel adds the
+        // zero column's +0.0, which changes no bit of the sum: the sum starts
+        // at +0.0 and, rounded to nearest, never becomes -0.0, and x + (+0.0)
+        // is x for every other x (infinities and NaN included). So the
+        // schedule may run the search range as straight-line code, without a
+        // branch per cell.
         p.accumulator(d, w, h, n) = cast<double>(0);
-        Expr term_of_cell =
-            select(p.ranges_exact, p.quotient(d, c_or_zero, r, n), select(covers, p.quotient(d, c, r, n), Expr(0.0)));
-        p.accumulator(d, w, h, n) = strict_float(p.accumulator(d, w, h, n) + term_of_cell);
+        p.accumulator(d, w, h, n) =
+            strict_float(p.accumulator(d, w, h, n) + p.quotient(d, select(covers, c, out_cols), r, n));
         // Positions no cell covers keep 0. One cast to T; float64 -> integer
         // truncates toward zero like C++'s static_cast.
         (*output)(d, w, h, n) = cast(T, p.accumulator(d, w, h, n));
