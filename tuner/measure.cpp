@@ -1,11 +1,10 @@
 #include "measure.h"
 
-#include <HalideRuntime.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <thread>
+
+#include "thread_pool.h"  // runtime/src: the threads the kernels run on
 
 namespace gradtune::tooling {
 
@@ -33,10 +32,7 @@ double spread_pct(std::vector<double> v) {
 }
 
 int halide_threads() {
-    // halide_set_num_threads returns the previous value; set it back at once.
-    const int n = halide_set_num_threads(0);
-    halide_set_num_threads(n);
-    return n > 0 ? n : static_cast<int>(std::thread::hardware_concurrency());
+    return gradtune::internal::pool_thread_count();
 }
 
 SelfTimed self_timed(std::function<Status()> call) {

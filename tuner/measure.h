@@ -59,7 +59,7 @@ std::vector<Timing> time_interleaved(const std::vector<SelfTimed> &participants,
 double median(std::vector<double> v);
 double spread_pct(std::vector<double> v);
 
-// Halide's worker thread count now (the runtime's default is the number of cores).
+// The threads the kernels' parallel loops run on now (runtime/src/thread_pool.h).
 int halide_threads();
 
 // Seconds since `start` on the steady clock.

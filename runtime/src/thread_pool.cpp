@@ -24,21 +24,6 @@ namespace gradtune::internal {
 
 namespace {
 
-// Halide's thread count: what halide_set_num_threads set, else Halide's
-// default (HL_NUM_THREADS, else the host's cores), which its own pool would
-// read when it starts (it never starts while this pool runs the loops).
-int halide_thread_count() {
-    const int set = halide_get_num_threads();
-    if (set > 0) return set;
-    static const int fallback = [] {
-        const char *text = std::getenv("HL_NUM_THREADS");
-        if (!text) text = std::getenv("HL_NUMTHREADS");  // Halide's legacy name
-        const int n = text ? std::atoi(text) : halide_host_cpu_count();
-        return std::clamp(n, 1, 256);
-    }();
-    return fallback;
-}
-
 long spin_microseconds() {
     const char *text = std::getenv("GRADTUNE_SPIN_US");
     if (!text || !*text) return 100;
@@ -54,7 +39,7 @@ thread_local bool running_tasks = false;
 class Pool {
 public:
     int run(void *user_context, halide_task_t task, int min, int size, uint8_t *closure) {
-        const int threads = std::min(halide_thread_count(), size);
+        const int threads = std::min(pool_thread_count(), size);
         if (threads <= 1) return run_serially(user_context, task, min, size, closure);
         if (running_tasks || busy_.exchange(true, std::memory_order_acquire))
             return halide_default_do_par_for(user_context, task, min, size, closure);
@@ -70,6 +55,7 @@ public:
             }
             const int seats = std::min(threads - 1, static_cast<int>(workers_.size()));
             job_ = {task, user_context, closure, min, size, seats};
+            joined_ = 0;
             mine = {job_, previous + 1};
             error_.store(0, std::memory_order_relaxed);
             remaining_.store(size, std::memory_order_relaxed);
@@ -155,10 +141,6 @@ private:
                 sleeping_.fetch_sub(1, std::memory_order_acq_rel);
             }
             seen = generation_.load(std::memory_order_relaxed);
-            if (joined_generation_ != seen) {
-                joined_generation_ = seen;
-                joined_ = 0;
-            }
             if (joined_ >= job_.worker_seats) continue;  // the loop has its threads
             joined_++;
             const Claim claim{job_, seen};
@@ -172,8 +154,7 @@ private:
     std::condition_variable wake_;
     std::vector<std::thread> workers_;  // never joined: the pool lives as long as the process
     Job job_;                           // the current job (under mutex_)
-    uint64_t joined_generation_ = 0;    // under mutex_: the job joined_ counts for
-    int joined_ = 0;                    // under mutex_: workers that joined it
+    int joined_ = 0;                    // under mutex_: workers that joined job_
     std::atomic<uint64_t> generation_{0};
     std::atomic<uint64_t> next_{0};
     std::atomic<int> remaining_{0};
@@ -183,6 +164,20 @@ private:
 };
 
 }  // namespace
+
+int pool_thread_count() {
+    const int set = halide_get_num_threads();
+    if (set > 0) return set;
+    // Halide's default, as its own pool would read it when it starts (it
+    // never starts while this pool runs the loops).
+    static const int fallback = [] {
+        const char *text = std::getenv("HL_NUM_THREADS");
+        if (!text) text = std::getenv("HL_NUMTHREADS");  // Halide's legacy name
+        const int n = text ? std::atoi(text) : halide_host_cpu_count();
+        return std::clamp(n, 1, 256);
+    }();
+    return fallback;
+}
 
 int pool_do_par_for(void *user_context, halide_task_t task, int min, int size, uint8_t *closure) {
     // Created on first use and never destroyed: kernels may run from static

@@ -27,4 +27,9 @@ namespace gradtune::internal {
 // succeed).
 int pool_do_par_for(void *user_context, halide_task_t task, int min, int size, uint8_t *closure);
 
+// The threads a parallel loop runs on (the caller included): what
+// halide_set_num_threads set, else Halide's default (HL_NUM_THREADS, else
+// the host's cores). The tuner and the benchmark report it.
+int pool_thread_count();
+
 }  // namespace gradtune::internal
