@@ -36,28 +36,22 @@ struct Prepared {
     Status launch_status;
 };
 
+// Compute()'s arguments but the output and the options.
+struct Args {
+    const ConstTensorRef &input, &filter;
+    const std::vector<int> &strides;
+    std::string_view padding;
+    const Conv2D::Attrs &attrs;
+};
+
 // The op's part of the shared front end (op_entry.h).
-struct Definition {
-    struct Args {
-        const ConstTensorRef &input, &filter;
-        const std::vector<int> &strides;
-        std::string_view padding;
-        const Conv2D::Attrs &attrs;
-    };
-    struct Values {
-        ConstTensorRef input, filter;
-        std::vector<int> strides;
-        std::string padding;
-        Conv2D::Attrs attrs;
-        Args args() const { return {input, filter, strides, padding, attrs}; }
-    };
+struct Definition : internal::ConvolutionDefinition<Args, 2> {
     using Prepared = gradtune::Prepared;
     static constexpr const char *kShapeInput = "";
     // T's allowed dtypes, in TF's order.
     static constexpr DataType kTypes[] = {DataType::kHalf, DataType::kBFloat16, DataType::kFloat, DataType::kDouble,
                                           DataType::kInt32};
     static OpSpec Spec();
-    static Status Unpack(const OpCall &call, const OpSpec &spec, Values *v);
     static Status Prepare(const Args &args, Prepared *p);
     static Status Refusal(const Prepared &p, const Args &args, int64_t output_elements, const RunOptions &options);
     static Status Execute(const Prepared &p, const Args &args, const TensorRef &output, const RunOptions &options);
@@ -193,10 +187,6 @@ Status Definition::Execute(const Prepared &p, const Args &args, const TensorRef 
 
 OpSpec Definition::Spec() {
     return internal::ConvolutionSpec(kOp, {"input", "filter"}, {"T", "T"}, /*use_cudnn_on_gpu=*/true);
-}
-
-Status Definition::Unpack(const OpCall &call, const OpSpec &spec, Values *v) {
-    return internal::UnpackConvolution(call, spec, {&v->input, &v->filter}, v);
 }
 
 }  // namespace

@@ -11,18 +11,16 @@
 #include <algorithm>
 
 #include "Conv2DBackpropFilter_cpu_float32_NHWC_generic.h"  // generated: the kernels' signature
+#include "conv2d_backprop.h"
 #include "conv_backprop_shape.h"
 #include "dispatch.h"
-#include "halide_call.h"
 #include "op_entry.h"
-#include "structures.h"
 #include "tf_checks.h"
 
 namespace gradtune {
 
 namespace {
 
-using internal::HalideBuffer;
 using tf::DataFormat;
 using tf::Padding;
 
@@ -34,49 +32,25 @@ constexpr const char *kLabel = "Conv2DCustomBackpropFilter";  // TF's CPU kernel
 // compile error.
 using KernelSignature = decltype(&Conv2DBackpropFilter_cpu_float32_NHWC_generic);
 
-struct Prepared {
-    CallInfo info;
-    std::vector<int64_t> filter_shape;  // the output's shape, [FH, FW, Cg, O]
-    DataFormat format = DataFormat::kNHWC;
-    int64_t stride_rows = 1, stride_cols = 1, dilation_rows = 1, dilation_cols = 1;
-    int64_t groups = 1, pad_top = 0, pad_left = 0;
-    bool zeros = false;  // nothing reaches the output: input or out_backprop is empty
+// Compute()'s arguments but the output and the options.
+struct Args {
+    const ConstTensorRef &input, &filter_sizes, &out_backprop;
+    const std::vector<int> &strides;
+    std::string_view padding;
+    const Conv2DBackpropFilter::Attrs &attrs;
 };
 
 // The op's part of the shared front end (op_entry.h).
-struct Definition {
-    struct Args {
-        const ConstTensorRef &input, &filter_sizes, &out_backprop;
-        const std::vector<int> &strides;
-        std::string_view padding;
-        const Conv2DBackpropFilter::Attrs &attrs;
-    };
-    struct Values {
-        ConstTensorRef input, filter_sizes, out_backprop;
-        std::vector<int> strides;
-        std::string padding;
-        Conv2DBackpropFilter::Attrs attrs;
-        Args args() const { return {input, filter_sizes, out_backprop, strides, padding, attrs}; }
-    };
-    using Prepared = gradtune::Prepared;
+struct Definition : internal::ConvolutionDefinition<Args, 3> {
+    using Prepared = internal::Conv2DBackpropPrepared;
     static constexpr const char *kShapeInput = "filter_sizes";
     // T's allowed dtypes, in TF's order.
     static constexpr DataType kTypes[] = {DataType::kHalf, DataType::kBFloat16, DataType::kFloat, DataType::kDouble};
     static OpSpec Spec();
-    static Status Unpack(const OpCall &call, const OpSpec &spec, Values *v);
     static Status Prepare(const Args &args, Prepared *p);
     static Status Refusal(const Prepared &p, const Args &args, int64_t output_elements, const RunOptions &options);
     static Status Execute(const Prepared &p, const Args &args, const TensorRef &output, const RunOptions &options);
 };
-
-// Whether every index the kernel computes in one spatial dimension fits in
-// int32 (Halide's index type): the padded input, the effective filter and a
-// stride of slack.
-bool FitsKernelIndices(const tf::ConvBackpropSpatialDimension &d) {
-    const int64_t effective_filter = tf::EffectiveFilterSize(d.filter_size, d.dilation);
-    const int64_t reach = d.input_size + d.forward_pad_before + d.forward_pad_after + effective_filter + d.stride;
-    return reach < INT32_MAX && d.output_size * d.stride < INT32_MAX;
-}
 
 Status Definition::Prepare(const Args &args, Prepared *p) {
     const auto &[input, filter_sizes, out_backprop, strides, padding_text, attrs] = args;
@@ -109,10 +83,9 @@ Status Definition::Prepare(const Args &args, Prepared *p) {
     std::vector<int64_t> filter_shape;
     GRADTUNE_RETURN_IF_ERROR(tf::MakeShape(filter_sizes, &filter_shape));
     tf::ConvBackpropDimensions dims;
-    GRADTUNE_RETURN_IF_ERROR(tf::ConvBackpropComputeDimensionsV2(kLabel, input.shape, filter_shape,
-                                                                  out_backprop.shape, attrs.dilations_, strides,
-                                                                  padding, attrs.explicit_paddings_, format, &dims));
-    p->filter_shape = filter_shape;
+    GRADTUNE_RETURN_IF_ERROR(tf::ConvBackpropComputeDimensionsV2(kLabel, input.shape, filter_shape, out_backprop.shape,
+                                                                 attrs.dilations_, strides, padding,
+                                                                 attrs.explicit_paddings_, format, &dims));
     // TF returns here, before any other check, when the filter is empty
     // (Execute does the same).
     const bool empty_filter = NumElements(filter_shape) == 0;
@@ -138,77 +111,28 @@ Status Definition::Prepare(const Args &args, Prepared *p) {
     // kernel need int32 indices.
     p->zeros = input.num_elements() == 0 || out_backprop.num_elements() == 0;
     for (const tf::ConvBackpropSpatialDimension &d : dims.spatial_dims) {
-        if (!empty_filter && !p->zeros && !FitsKernelIndices(d))
+        if (!empty_filter && !p->zeros && !internal::FitsKernelIndices(d))
             return Unimplemented("gradtune: spatial sizes, paddings or strides of 2**31 or more are not supported");
     }
     const int64_t groups = std::max<int64_t>(1, legal_groups);
 
-    const int h_dim = tf::DimIndex(format, 'H'), w_dim = tf::DimIndex(format, 'W');
-    p->stride_rows = strides[h_dim];
-    p->stride_cols = strides[w_dim];
-    p->dilation_rows = attrs.dilations_[h_dim];
-    p->dilation_cols = attrs.dilations_[w_dim];
-    p->groups = groups;
-    p->pad_top = dims.spatial_dims[0].forward_pad_before;
-    p->pad_left = dims.spatial_dims[1].forward_pad_before;
-    p->info.op = kOp;
-    p->info.dtype = DataTypeName(input.dtype);
-    p->info.output_dtypes = {input.dtype};
-    p->info.output_shapes = {p->filter_shape};
-    p->info.data_format = tf::DataFormatName(format);
-    const Conv2DBackpropStructure structure{.dilation_height = static_cast<int>(p->dilation_rows),
-                                            .dilation_width = static_cast<int>(p->dilation_cols),
-                                            .filter_height = static_cast<int>(filter_shape[0]),
-                                            .filter_width = static_cast<int>(filter_shape[1]),
-                                            .groups = static_cast<int>(groups),
-                                            .stride_height = static_cast<int>(p->stride_rows),
-                                            .stride_width = static_cast<int>(p->stride_cols)};
-    p->info.structure = structure.values();
-    p->info.padding = tf::PaddingName(padding);
-    p->info.explicit_paddings = tf::SpatialPaddings(padding, attrs.explicit_paddings_, format);
-    p->info.shape = {{"N", dims.batch_size},
-                     {"H", dims.spatial_dims[0].input_size},
-                     {"W", dims.spatial_dims[1].input_size},
-                     {"C", dims.in_depth},
-                     {"O", dims.out_depth}};
+    internal::DescribeConv2DBackprop(kOp, input.dtype, filter_shape, filter_shape, groups, dims, padding,
+                                     attrs.explicit_paddings_, strides, attrs.dilations_, p);
     return Status::OK();
 }
 
 Status Definition::Refusal(const Prepared &p, const Args &args, int64_t output_elements, const RunOptions &) {
-    const ConstTensorRef &out_backprop = args.out_backprop, &input = args.input;
-    if (output_elements == 0 || p.zeros) return Status::OK();
-    return internal::check_int32_elements({output_elements, out_backprop.num_elements(), input.num_elements()});
+    return internal::Conv2DBackpropRefusal(p, output_elements, args.input, args.out_backprop);
 }
 
 Status Definition::Execute(const Prepared &p, const Args &args, const TensorRef &output, const RunOptions &options) {
-    const ConstTensorRef &input = args.input, &out_backprop = args.out_backprop;
-    if (internal::output_without_kernel(output, p.zeros)) return Status::OK();
-    GRADTUNE_RETURN_IF_ERROR(Refusal(p, args, output.num_elements(), options));
-    internal::KernelCall call;
-    GRADTUNE_RETURN_IF_ERROR(call.begin(p.info, options));
-
-    // Halide dimension orders (innermost first): activations (c, w, h, n);
-    // the filter gradient [FH, FW, Cg, O] as (o, ci, fw, fh).
-    const std::array<int, 4> activations = internal::activation_order(p.format);
-    HalideBuffer input_buffer(input.dtype, input.shape, input.data, activations);
-    HalideBuffer out_backprop_buffer(out_backprop.dtype, out_backprop.shape, out_backprop.data, activations);
-    HalideBuffer output_buffer(output.dtype, output.shape, output.data, {3, 2, 1, 0});
-
-    int result = call.kernel<KernelSignature>()(
-        call.user_context(), static_cast<int32_t>(p.stride_rows), static_cast<int32_t>(p.stride_cols),
-        static_cast<int32_t>(p.dilation_rows), static_cast<int32_t>(p.dilation_cols), static_cast<int32_t>(p.groups),
-        static_cast<int32_t>(p.pad_top), static_cast<int32_t>(p.pad_left), input_buffer.get(),
-        out_backprop_buffer.get(), output_buffer.get());
-    return call.finish(result, output_buffer.get(), {input_buffer.get(), out_backprop_buffer.get()});
+    return internal::ExecuteConv2DBackprop<KernelSignature>(p, /*output_is_input=*/false, args.input, args.out_backprop,
+                                                            output, options);
 }
 
 OpSpec Definition::Spec() {
     return internal::ConvolutionSpec(kOp, {"input", "filter_sizes", "out_backprop"}, {"T", "int32", "T"},
                                      /*use_cudnn_on_gpu=*/true);
-}
-
-Status Definition::Unpack(const OpCall &call, const OpSpec &spec, Values *v) {
-    return internal::UnpackConvolution(call, spec, {&v->input, &v->filter_sizes, &v->out_backprop}, v);
 }
 
 }  // namespace

@@ -9,18 +9,16 @@
 #include "gradtune/conv2d_backprop_input.h"
 
 #include "Conv2DBackpropInput_cpu_float32_NHWC_generic.h"  // generated: the kernels' signature
+#include "conv2d_backprop.h"
 #include "conv_backprop_shape.h"
 #include "dispatch.h"
-#include "halide_call.h"
 #include "op_entry.h"
-#include "structures.h"
 #include "tf_checks.h"
 
 namespace gradtune {
 
 namespace {
 
-using internal::HalideBuffer;
 using tf::DataFormat;
 using tf::Padding;
 
@@ -32,50 +30,26 @@ constexpr const char *kLabel = "Conv2DCustomBackpropInput";  // TF's CPU kernel 
 // compile error.
 using KernelSignature = decltype(&Conv2DBackpropInput_cpu_float32_NHWC_generic);
 
-struct Prepared {
-    CallInfo info;
-    std::vector<int64_t> input_shape;  // the output's shape, data_format order
-    DataFormat format = DataFormat::kNHWC;
-    int64_t stride_rows = 1, stride_cols = 1, dilation_rows = 1, dilation_cols = 1;
-    int64_t groups = 1, pad_top = 0, pad_left = 0;
-    bool zeros = false;  // nothing reaches the output: out_backprop or filter is empty
+// Compute()'s arguments but the output and the options.
+struct Args {
+    const ConstTensorRef &input_sizes, &filter, &out_backprop;
+    const std::vector<int> &strides;
+    std::string_view padding;
+    const Conv2DBackpropInput::Attrs &attrs;
 };
 
 // The op's part of the shared front end (op_entry.h).
-struct Definition {
-    struct Args {
-        const ConstTensorRef &input_sizes, &filter, &out_backprop;
-        const std::vector<int> &strides;
-        std::string_view padding;
-        const Conv2DBackpropInput::Attrs &attrs;
-    };
-    struct Values {
-        ConstTensorRef input_sizes, filter, out_backprop;
-        std::vector<int> strides;
-        std::string padding;
-        Conv2DBackpropInput::Attrs attrs;
-        Args args() const { return {input_sizes, filter, out_backprop, strides, padding, attrs}; }
-    };
-    using Prepared = gradtune::Prepared;
+struct Definition : internal::ConvolutionDefinition<Args, 3> {
+    using Prepared = internal::Conv2DBackpropPrepared;
     static constexpr const char *kShapeInput = "input_sizes";
     // T's allowed dtypes, in TF's order.
     static constexpr DataType kTypes[] = {DataType::kHalf, DataType::kBFloat16, DataType::kFloat, DataType::kDouble,
                                           DataType::kInt32};
     static OpSpec Spec();
-    static Status Unpack(const OpCall &call, const OpSpec &spec, Values *v);
     static Status Prepare(const Args &args, Prepared *p);
     static Status Refusal(const Prepared &p, const Args &args, int64_t output_elements, const RunOptions &options);
     static Status Execute(const Prepared &p, const Args &args, const TensorRef &output, const RunOptions &options);
 };
-
-// Whether every index the kernel computes in one spatial dimension fits in
-// int32 (Halide's index type): the padded input, the effective filter and a
-// stride of slack.
-bool FitsKernelIndices(const tf::ConvBackpropSpatialDimension &d) {
-    const int64_t effective_filter = tf::EffectiveFilterSize(d.filter_size, d.dilation);
-    const int64_t reach = d.input_size + d.forward_pad_before + d.forward_pad_after + effective_filter + d.stride;
-    return reach < INT32_MAX && d.output_size * d.stride < INT32_MAX;
-}
 
 Status Definition::Prepare(const Args &args, Prepared *p) {
     const auto &[input_sizes, filter, out_backprop, strides, padding_text, attrs] = args;
@@ -127,77 +101,27 @@ Status Definition::Prepare(const Args &args, Prepared *p) {
     // that run a kernel need int32 indices.
     p->zeros = out_backprop.num_elements() == 0 || filter.num_elements() == 0;
     for (const tf::ConvBackpropSpatialDimension &d : dims.spatial_dims) {
-        if (NumElements(input_shape) > 0 && !p->zeros && !FitsKernelIndices(d))
+        if (NumElements(input_shape) > 0 && !p->zeros && !internal::FitsKernelIndices(d))
             return Unimplemented("gradtune: spatial sizes, paddings or strides of 2**31 or more are not supported");
     }
 
-    const int h_dim = tf::DimIndex(format, 'H'), w_dim = tf::DimIndex(format, 'W');
-    p->input_shape = input_shape;
-    p->stride_rows = strides[h_dim];
-    p->stride_cols = strides[w_dim];
-    p->dilation_rows = attrs.dilations_[h_dim];
-    p->dilation_cols = attrs.dilations_[w_dim];
-    p->groups = groups;
-    p->pad_top = dims.spatial_dims[0].forward_pad_before;
-    p->pad_left = dims.spatial_dims[1].forward_pad_before;
-    p->info.op = kOp;
-    p->info.dtype = DataTypeName(filter.dtype);
-    p->info.output_dtypes = {filter.dtype};
-    p->info.output_shapes = {p->input_shape};
-    p->info.data_format = tf::DataFormatName(format);
-    const Conv2DBackpropStructure structure{.dilation_height = static_cast<int>(p->dilation_rows),
-                                            .dilation_width = static_cast<int>(p->dilation_cols),
-                                            .filter_height = static_cast<int>(filter.shape[0]),
-                                            .filter_width = static_cast<int>(filter.shape[1]),
-                                            .groups = static_cast<int>(groups),
-                                            .stride_height = static_cast<int>(p->stride_rows),
-                                            .stride_width = static_cast<int>(p->stride_cols)};
-    p->info.structure = structure.values();
-    p->info.padding = tf::PaddingName(padding);
-    p->info.explicit_paddings = tf::SpatialPaddings(padding, attrs.explicit_paddings_, format);
-    p->info.shape = {{"N", dims.batch_size},
-                     {"H", dims.spatial_dims[0].input_size},
-                     {"W", dims.spatial_dims[1].input_size},
-                     {"C", dims.in_depth},
-                     {"O", dims.out_depth}};
+    internal::DescribeConv2DBackprop(kOp, filter.dtype, input_shape, filter.shape, groups, dims, padding,
+                                     attrs.explicit_paddings_, strides, attrs.dilations_, p);
     return Status::OK();
 }
 
 Status Definition::Refusal(const Prepared &p, const Args &args, int64_t output_elements, const RunOptions &) {
-    if (output_elements == 0 || p.zeros) return Status::OK();
-    return internal::check_int32_elements(
-        {output_elements, args.out_backprop.num_elements(), args.filter.num_elements()});
+    return internal::Conv2DBackpropRefusal(p, output_elements, args.filter, args.out_backprop);
 }
 
 Status Definition::Execute(const Prepared &p, const Args &args, const TensorRef &output, const RunOptions &options) {
-    if (internal::output_without_kernel(output, p.zeros)) return Status::OK();
-    GRADTUNE_RETURN_IF_ERROR(Refusal(p, args, output.num_elements(), options));
-    const ConstTensorRef &filter = args.filter, &out_backprop = args.out_backprop;
-    internal::KernelCall call;
-    GRADTUNE_RETURN_IF_ERROR(call.begin(p.info, options));
-
-    // Halide dimension orders (innermost first): activations (c, w, h, n);
-    // the filter [FH, FW, Cg, O] as (o, ci, fw, fh).
-    const std::array<int, 4> activations = internal::activation_order(p.format);
-    HalideBuffer filter_buffer(filter.dtype, filter.shape, filter.data, {3, 2, 1, 0});
-    HalideBuffer out_backprop_buffer(out_backprop.dtype, out_backprop.shape, out_backprop.data, activations);
-    HalideBuffer output_buffer(output.dtype, output.shape, output.data, activations);
-
-    int result = call.kernel<KernelSignature>()(
-        call.user_context(), static_cast<int32_t>(p.stride_rows), static_cast<int32_t>(p.stride_cols),
-        static_cast<int32_t>(p.dilation_rows), static_cast<int32_t>(p.dilation_cols), static_cast<int32_t>(p.groups),
-        static_cast<int32_t>(p.pad_top), static_cast<int32_t>(p.pad_left), filter_buffer.get(),
-        out_backprop_buffer.get(), output_buffer.get());
-    return call.finish(result, output_buffer.get(), {filter_buffer.get(), out_backprop_buffer.get()});
+    return internal::ExecuteConv2DBackprop<KernelSignature>(p, /*output_is_input=*/true, args.filter, args.out_backprop,
+                                                            output, options);
 }
 
 OpSpec Definition::Spec() {
     return internal::ConvolutionSpec(kOp, {"input_sizes", "filter", "out_backprop"}, {"int32", "T", "T"},
                                      /*use_cudnn_on_gpu=*/true);
-}
-
-Status Definition::Unpack(const OpCall &call, const OpSpec &spec, Values *v) {
-    return internal::UnpackConvolution(call, spec, {&v->input_sizes, &v->filter, &v->out_backprop}, v);
 }
 
 }  // namespace

@@ -33,27 +33,21 @@ struct Prepared {
     bool zeros = false;  // nothing reaches the output: the input or the filter is empty
 };
 
+// Compute()'s arguments but the output and the options.
+struct Args {
+    const ConstTensorRef &input, &filter;
+    const std::vector<int> &strides;
+    std::string_view padding;
+    const DepthwiseConv2dNative::Attrs &attrs;
+};
+
 // The op's part of the shared front end (op_entry.h).
-struct Definition {
-    struct Args {
-        const ConstTensorRef &input, &filter;
-        const std::vector<int> &strides;
-        std::string_view padding;
-        const DepthwiseConv2dNative::Attrs &attrs;
-    };
-    struct Values {
-        ConstTensorRef input, filter;
-        std::vector<int> strides;
-        std::string padding;
-        DepthwiseConv2dNative::Attrs attrs;
-        Args args() const { return {input, filter, strides, padding, attrs}; }
-    };
+struct Definition : internal::ConvolutionDefinition<Args, 2> {
     using Prepared = gradtune::Prepared;
     static constexpr const char *kShapeInput = "";
     // T's allowed dtypes, in TF's order.
     static constexpr DataType kTypes[] = {DataType::kHalf, DataType::kBFloat16, DataType::kFloat, DataType::kDouble};
     static OpSpec Spec();
-    static Status Unpack(const OpCall &call, const OpSpec &spec, Values *v);
     static Status Prepare(const Args &args, Prepared *p);
     static Status Refusal(const Prepared &p, const Args &args, int64_t output_elements, const RunOptions &options);
     static Status Execute(const Prepared &p, const Args &args, const TensorRef &output, const RunOptions &options);
@@ -189,10 +183,6 @@ Status Definition::Execute(const Prepared &p, const Args &args, const TensorRef 
 
 OpSpec Definition::Spec() {
     return internal::ConvolutionSpec(kOp, {"input", "filter"}, {"T", "T"}, /*use_cudnn_on_gpu=*/false);
-}
-
-Status Definition::Unpack(const OpCall &call, const OpSpec &spec, Values *v) {
-    return internal::UnpackConvolution(call, spec, {&v->input, &v->filter}, v);
 }
 
 }  // namespace

@@ -23,27 +23,21 @@ constexpr internal::DepthwiseBackpropOp kDepthwiseOp{kOp, "DepthwiseConv2DBackpr
 // compile error.
 using KernelSignature = decltype(&DepthwiseConv2dNativeBackpropInput_cpu_float32_NHWC_generic);
 
+// Compute()'s arguments but the output and the options.
+struct Args {
+    const ConstTensorRef &input_sizes, &filter, &out_backprop;
+    const std::vector<int> &strides;
+    std::string_view padding;
+    const DepthwiseConv2dNativeBackpropInput::Attrs &attrs;
+};
+
 // The op's part of the shared front end (op_entry.h).
-struct Definition {
-    struct Args {
-        const ConstTensorRef &input_sizes, &filter, &out_backprop;
-        const std::vector<int> &strides;
-        std::string_view padding;
-        const DepthwiseConv2dNativeBackpropInput::Attrs &attrs;
-    };
-    struct Values {
-        ConstTensorRef input_sizes, filter, out_backprop;
-        std::vector<int> strides;
-        std::string padding;
-        DepthwiseConv2dNativeBackpropInput::Attrs attrs;
-        Args args() const { return {input_sizes, filter, out_backprop, strides, padding, attrs}; }
-    };
+struct Definition : internal::ConvolutionDefinition<Args, 3> {
     using Prepared = internal::DepthwiseBackpropPrepared;
     static constexpr const char *kShapeInput = "input_sizes";
     // T's allowed dtypes, in TF's order.
     static constexpr DataType kTypes[] = {DataType::kHalf, DataType::kBFloat16, DataType::kFloat, DataType::kDouble};
     static OpSpec Spec();
-    static Status Unpack(const OpCall &call, const OpSpec &spec, Values *v);
     static Status Prepare(const Args &args, Prepared *p);
     static Status Refusal(const Prepared &p, const Args &args, int64_t output_elements, const RunOptions &options);
     static Status Execute(const Prepared &p, const Args &args, const TensorRef &output, const RunOptions &options);
@@ -78,10 +72,6 @@ Status Definition::Execute(const Prepared &p, const Args &args, const TensorRef 
 OpSpec Definition::Spec() {
     return internal::ConvolutionSpec(kOp, {"input_sizes", "filter", "out_backprop"}, {"int32", "T", "T"},
                                      /*use_cudnn_on_gpu=*/false);
-}
-
-Status Definition::Unpack(const OpCall &call, const OpSpec &spec, Values *v) {
-    return internal::UnpackConvolution(call, spec, {&v->input_sizes, &v->filter, &v->out_backprop}, v);
 }
 
 }  // namespace

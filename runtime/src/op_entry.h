@@ -3,9 +3,15 @@
 // op_registry.cpp lists them.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <initializer_list>
 #include <iterator>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "gradtune/op_call.h"
 #include "tf_checks.h"
@@ -157,13 +163,31 @@ Status GetConvolutionAttrs(const OpCall &call, const OpSpec &spec, std::vector<i
     return GetIntList(call, spec, "dilations", &attrs->dilations_);
 }
 
-// A convolution op's Unpack(): its inputs in spec order, then its attrs
-// into `v` (strides, padding, attrs).
-template <typename Values>
-Status UnpackConvolution(const OpCall &call, const OpSpec &spec, std::initializer_list<ConstTensorRef *> inputs,
-                         Values *v) {
-    GRADTUNE_RETURN_IF_ERROR(GetInputs(call, spec, inputs));
-    return GetConvolutionAttrs(call, spec, &v->strides, &v->padding, &v->attrs);
-}
+// The part of a Definition that every 2-D convolution op shares: its
+// Compute() takes `Inputs` tensors, then strides, padding and Attrs (TF's
+// order). The op names its arguments in its own `Args`, an aggregate of
+//   const ConstTensorRef &...;  (Inputs of them, in TF's input order)
+//   const std::vector<int> &strides;  std::string_view padding;  const Attrs &attrs;
+// and derives its Definition from ConvolutionDefinition<Args, Inputs>, which
+// brings Values (the same, owned) and Unpack().
+template <typename OpArgs, size_t Inputs>
+struct ConvolutionDefinition {
+    using Args = OpArgs;
+    using Attrs = std::remove_cvref_t<decltype(std::declval<Args>().attrs)>;
+    struct Values {
+        std::array<ConstTensorRef, Inputs> inputs;
+        std::vector<int> strides;
+        std::string padding;
+        Attrs attrs;
+        Args args() const {
+            return std::apply([&](const auto &...in) { return Args{in..., strides, padding, attrs}; }, inputs);
+        }
+    };
+    // The inputs in spec order, then the attrs (ConvolutionAttrs).
+    static Status Unpack(const OpCall &call, const OpSpec &spec, Values *v) {
+        for (size_t i = 0; i < Inputs; i++) GRADTUNE_RETURN_IF_ERROR(GetInput(call, spec.inputs.at(i), &v->inputs[i]));
+        return GetConvolutionAttrs(call, spec, &v->strides, &v->padding, &v->attrs);
+    }
+};
 
 }  // namespace gradtune::internal
