@@ -1,12 +1,17 @@
 // The cases the convolution tests share: the NHWC sizes and geometry of one
 // call of a dense convolution gradient (Conv2DBackpropInput,
 // Conv2DBackpropFilter) or of a depthwise op, with TF's windows as the
-// plain-loop references compute them (reference/window.h). Their layout and
-// attrs helpers are test_util.h's.
+// plain-loop references compute them (reference/window.h), their operands,
+// and how a test runs its op on them (ConvOp). Their layout and attrs
+// helpers are test_util.h's.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -179,26 +184,61 @@ inline std::vector<DepthwiseCase> depthwise_specialised(const VariantInfo &v,
     return cases;
 }
 
+// Test data of `dtype`: uniform in [-1, 1) for floats, rounded to the dtype;
+// small integers for int32 (-4..4, truncated from [-5, 5)), so that int32
+// sums are exact and far from overflow.
+inline std::vector<double> test_data(int64_t n, uint32_t seed, DataType dtype) {
+    return dtype == DataType::kInt32 ? random_values(n, seed, dtype, -5.0, 5.0) : random_values(n, seed, dtype);
+}
+
+// The three operands of a convolution and its gradients: the forward op's
+// input and filter, and its output (out_backprop for the gradients).
+enum class Operand { kInput, kFilter, kOutput };
+
+// A case's NHWC operands, test_data of a dtype: the input x, the filter f
+// and out_backprop dy (seeds seed, seed + 1, seed + 2), with TF's windows.
+// Not valid (and empty) where TF rejects the geometry.
+struct ConvOperands {
+    bool valid = false;
+    CaseWindows w;
+    std::vector<int64_t> in_shape, filter_shape, out_shape;
+    std::vector<double> x, f, dy;
+
+    const std::vector<int64_t> &shape(Operand which) const {
+        return which == Operand::kInput ? in_shape : which == Operand::kFilter ? filter_shape : out_shape;
+    }
+    const std::vector<double> &values(Operand which) const {
+        return which == Operand::kInput ? x : which == Operand::kFilter ? f : dy;
+    }
+};
+
+template <typename Case>
+ConvOperands conv_operands(const Case &k, DataType dtype, uint32_t seed) {
+    ConvOperands o;
+    o.w = k.windows();
+    if (!o.w.valid()) return o;
+    o.valid = true;
+    o.in_shape = k.in_shape();
+    o.filter_shape = k.filter_shape();
+    o.out_shape = k.out_shape(o.w);
+    o.x = test_data(NumElements(o.in_shape), seed, dtype);
+    o.f = test_data(NumElements(o.filter_shape), seed + 1, dtype);
+    o.dy = test_data(NumElements(o.out_shape), seed + 2, dtype);
+    return o;
+}
+
 // One run of a convolution op in a test, in the layout under test: the
 // call's operands from NHWC values (activations transposed for NCHW, filters
-// as they are), the options forcing the variant, and the output checked
-// against the NHWC reference. A test's run_case makes its values and calls
-// its op in between:
-//
-//   const ConvRun run(dtype, layout, variant);
-//   Tensor output;
-//   const Status status = Op::Compute(run.activation(in_shape, x), ..., &output, attrs, run.options);
-//   return run.compare(status, output, ConvRun::kActivation, out_shape, want);
+// as they are), the options forcing the variant, and the output read back in
+// NHWC.
 struct ConvRun {
     DataType dtype;
+    std::string layout;
     bool nchw;
     RunOptions options;
 
-    // What the op's output is shaped like.
-    enum Output { kActivation, kFilter };
-
     ConvRun(DataType dtype, const std::string &layout, const std::string &variant)
-        : dtype(dtype), nchw(is_nchw(layout)) {
+        : dtype(dtype), layout(layout), nchw(is_nchw(layout)) {
         options.variant = variant;
     }
     // An activation-shaped operand (input, out_backprop) from its NHWC values.
@@ -213,26 +253,84 @@ struct ConvRun {
     Tensor activation_sizes(const std::vector<int64_t> &shape) const { return int32_vector(to_layout(shape, nchw)); }
     std::vector<int> strides(int64_t rows, int64_t cols) const { return spatial_attr(rows, cols, nchw); }
 
+    // An output shaped like operand `kind`, read back in NHWC order; empty
+    // unless its shape is `shape` (NHWC) in the layout.
+    std::optional<std::vector<double>> nhwc_values(const Tensor &output, Operand kind,
+                                                   const std::vector<int64_t> &shape) const {
+        const bool transposed = nchw && kind != Operand::kFilter;
+        if (output.shape() != to_layout(shape, transposed)) return std::nullopt;
+        std::vector<double> values = to_doubles(output);
+        return transposed ? reference::nchw_to_nhwc(values, to_layout(shape, true)) : values;
+    }
+
     // The call's outcome: its status and, where it ran, the output's NHWC
-    // shape (checked against `shape`) and its normwise error against `want`.
-    Outcome compare(const Status &status, const Tensor &output, Output kind, const std::vector<int64_t> &shape,
+    // shape (checked against `shape`, that of operand `kind`) and its
+    // normwise error against `want`.
+    Outcome compare(const Status &status, const Tensor &output, Operand kind, const std::vector<int64_t> &shape,
                     const std::vector<double> &want) const {
         Outcome outcome;
         outcome.valid = true;
         outcome.status = status;
         if (!status.ok()) return outcome;
-        const bool transposed = nchw && kind == kActivation;
-        if (output.shape() != to_layout(shape, transposed)) {
+        const std::optional<std::vector<double>> got = nhwc_values(output, kind, shape);
+        if (!got) {
             outcome.status = Internal("output shape " + ShapeString(output.shape()) + ", expected " +
-                                      ShapeString(to_layout(shape, transposed)));
+                                      ShapeString(to_layout(shape, nchw && kind != Operand::kFilter)));
             return outcome;
         }
         outcome.output_shape = shape;
-        std::vector<double> got = to_doubles(output);
-        if (transposed) got = reference::nchw_to_nhwc(got, to_layout(shape, true));
-        outcome.error = normwise_error(got, want);
+        outcome.error = normwise_error(*got, want);
         return outcome;
     }
 };
+
+// A convolution op under test: `call` runs Op::Compute on a case's operands
+// in run's layout, `reference` computes the NHWC result from the same
+// operands, and the result is shaped like operand `result`. As a run_case
+// (check_every_variant and the other sweeps): one case through the public
+// API (forcing `variant` unless empty), compared with the reference.
+template <typename Case>
+struct ConvOp {
+    std::function<Status(const Case &, const ConvOperands &, const ConvRun &, Tensor *)> call;
+    std::function<std::vector<double>(const ConvOperands &)> reference;
+    Operand result;
+
+    Outcome operator()(const Case &k, DataType dtype, const std::string &layout, const std::string &variant,
+                       uint32_t seed) const {
+        const ConvOperands o = conv_operands(k, dtype, seed);
+        if (!o.valid) return {};
+        const ConvRun run(dtype, layout, variant);
+        Tensor output;
+        const Status status = call(k, o, run, &output);
+        return run.compare(status, output, result, o.shape(result), reference(o));
+    }
+};
+
+// The adjoint identity of a convolution gradient, for each case in both
+// layouts, in float64: with y = forward(x, f), the plain-loop forward
+// reference (reference::conv2d, reference::depthwise_conv2d_native),
+// <y, dy> must equal <operand, gradient> for the operand the gradient is of
+// (x for the input gradient, f for the filter gradient), to 1e-12.
+template <typename Case, typename Forward>
+void check_adjoint(const ConvOp<Case> &gradient, Forward forward, const std::vector<Case> &cases) {
+    for (const Case &k : cases)
+        for (const char *layout : {"NHWC", "NCHW"}) {
+            const ConvOperands o = conv_operands(k, DataType::kDouble, 11);
+            REQUIRE(o.valid);
+            const ConvRun run(DataType::kDouble, layout, "");
+            Tensor output;
+            REQUIRE(gradient.call(k, o, run, &output).ok());
+            const auto g = run.nhwc_values(output, gradient.result, o.shape(gradient.result));
+            REQUIRE(g);
+            const std::vector<double> y =
+                forward(o.x, o.in_shape, o.f, o.filter_shape, o.w.rows.output, o.w.cols.output, o.w.geometry);
+            const std::vector<double> &paired = o.values(gradient.result);
+            double lhs = 0, rhs = 0;
+            for (size_t i = 0; i < y.size(); i++) lhs += y[i] * o.dy[i];
+            for (size_t i = 0; i < paired.size(); i++) rhs += paired[i] * (*g)[i];
+            INFO(k.describe() << " " << layout);
+            CHECK(std::fabs(lhs - rhs) <= 1e-12 * std::max(1.0, std::fabs(lhs)));
+        }
+}
 
 }  // namespace gradtune::testing

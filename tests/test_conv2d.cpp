@@ -37,31 +37,22 @@ struct Case {
     CaseWindows windows() const {
         return case_windows(H, W, FH, FW, stride_h, stride_w, dilation_h, dilation_w, padding, pads);
     }
+    std::vector<int64_t> in_shape() const { return {N, H, W, C}; }
+    std::vector<int64_t> filter_shape() const { return {FH, FW, Cg, O}; }
+    std::vector<int64_t> out_shape(const CaseWindows &w) const { return {N, w.rows.output, w.cols.output, O}; }
 };
 
-// Test data: uniform in [-1, 1) for floats; small integers (-4..4, truncated
-// from [-5, 5)) for int32, so that int32 sums are exact and far from overflow.
-std::vector<double> data(int64_t n, uint32_t seed, DataType dtype) {
-    return dtype == DataType::kInt32 ? random_values(n, seed, dtype, -5.0, 5.0) : random_values(n, seed, dtype);
-}
-
-// Runs one case through the public API (forcing `variant` unless empty) and
-// compares with the reference.
-Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const std::string &variant, uint32_t seed) {
-    const CaseWindows w = k.windows();
-    if (!w.valid()) return {};
-    const std::vector<int64_t> in_shape{k.N, k.H, k.W, k.C}, filter_shape{k.FH, k.FW, k.Cg, k.O};
-    const std::vector<int64_t> out_shape{k.N, w.rows.output, w.cols.output, k.O};
-    std::vector<double> x = data(NumElements(in_shape), seed, dtype);
-    std::vector<double> filter = data(NumElements(filter_shape), seed + 1, dtype);
-    const ConvRun run(dtype, layout, variant);
-    Tensor output;
-    const Status status = Conv2D::Compute(run.activation(in_shape, x), run.filter(filter_shape, filter),
-                                          run.strides(k.stride_h, k.stride_w), k.padding, &output,
-                                          conv_attrs<Conv2D>(k, layout), run.options);
-    return run.compare(status, output, ConvRun::kActivation, out_shape,
-                       reference::conv2d(x, in_shape, filter, filter_shape, w.rows.output, w.cols.output, w.geometry));
-}
+// The op under test (conv_case.h), and its plain-loop reference.
+const ConvOp<Case> run_case{[](const Case &k, const ConvOperands &o, const ConvRun &run, Tensor *output) {
+                                return Conv2D::Compute(run.activation(o.in_shape, o.x), run.filter(o.filter_shape, o.f),
+                                                       run.strides(k.stride_h, k.stride_w), k.padding, output,
+                                                       conv_attrs<Conv2D>(k, run.layout), run.options);
+                            },
+                            [](const ConvOperands &o) {
+                                return reference::conv2d(o.x, o.in_shape, o.f, o.filter_shape, o.w.rows.output,
+                                                         o.w.cols.output, o.w.geometry);
+                            },
+                            Operand::kOutput};
 
 // A sweep over what a generic variant leaves to run time: strides (also
 // unequal), dilations, filter shapes, every padding mode (explicit ones

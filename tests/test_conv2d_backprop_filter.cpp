@@ -21,23 +21,18 @@ constexpr const char *kOp = "Conv2DBackpropFilter";
 
 using Case = DenseConvCase;
 
-// Runs one case through the public API (forcing `variant` unless empty) and
-// compares with the reference.
-Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const std::string &variant, uint32_t seed) {
-    const CaseWindows w = k.windows();
-    if (!w.valid()) return {};
-    const std::vector<int64_t> in_shape = k.in_shape(), filter_shape = k.filter_shape(), out_shape = k.out_shape(w);
-    std::vector<double> x = random_values(NumElements(in_shape), seed, dtype);
-    std::vector<double> dy = random_values(NumElements(out_shape), seed + 1, dtype);
-    const ConvRun run(dtype, layout, variant);
-    Tensor output;
-    const Status status =
-        Conv2DBackpropFilter::Compute(run.activation(in_shape, x), int32_vector(filter_shape),
-                                      run.activation(out_shape, dy), run.strides(k.stride_h, k.stride_w), k.padding,
-                                      &output, conv_attrs<Conv2DBackpropFilter>(k, layout), run.options);
-    return run.compare(status, output, ConvRun::kFilter, filter_shape,
-                       reference::conv2d_backprop_filter(x, in_shape, filter_shape, dy, out_shape, w.geometry));
-}
+// The op under test (conv_case.h), and its plain-loop reference.
+const ConvOp<Case> run_case{
+    [](const Case &k, const ConvOperands &o, const ConvRun &run, Tensor *output) {
+        return Conv2DBackpropFilter::Compute(run.activation(o.in_shape, o.x), int32_vector(o.filter_shape),
+                                             run.activation(o.out_shape, o.dy), run.strides(k.stride_h, k.stride_w),
+                                             k.padding, output, conv_attrs<Conv2DBackpropFilter>(k, run.layout),
+                                             run.options);
+    },
+    [](const ConvOperands &o) {
+        return reference::conv2d_backprop_filter(o.x, o.in_shape, o.filter_shape, o.dy, o.out_shape, o.w.geometry);
+    },
+    Operand::kFilter};
 
 // A sweep over what a generic variant leaves to run time, plus the edge
 // sizes. Output channels reach whole register tiles (32 float32 lanes by
@@ -194,34 +189,11 @@ TEST_CASE("Conv2DBackpropFilter: TF's goldens (spec 13.2)", "[conv2d_backprop_fi
 TEST_CASE("Conv2DBackpropFilter: adjoint identity with the forward convolution", "[conv2d_backprop_filter]") {
     // <Conv2D(x, f), dy> == <f, Conv2DBackpropFilter(x, dy)>: grouped,
     // strided, dilated, both layouts.
-    using namespace gradtune::reference;
-    const std::vector<Case> cases = {{2, 9, 7, 6, 4, 3, 3, 2, 2, 1, 1, 1, "SAME", {}},
-                                     {1, 11, 10, 4, 8, 5, 3, 1, 1, 2, 2, 3, "VALID", {}},
-                                     {3, 6, 6, 9, 6, 2, 2, 3, 3, 2, 2, 2, "EXPLICIT", {2, 1, 0, 3}},
-                                     {2, 8, 8, 40, 64, 3, 3, 1, 1, 1, 1, 1, "SAME", {}}};
-    for (const Case &k : cases)
-        for (const char *layout : {"NHWC", "NCHW"}) {
-            const CaseWindows w = k.windows();
-            const std::vector<int64_t> in_shape = k.in_shape(), f_shape = k.filter_shape(), out_shape = k.out_shape(w);
-            auto x = random_values(NumElements(in_shape), 11, DataType::kDouble);
-            auto f = random_values(NumElements(f_shape), 12, DataType::kDouble);
-            auto dy = random_values(NumElements(out_shape), 13, DataType::kDouble);
-            auto y = reference::conv2d(x, in_shape, f, f_shape, w.rows.output, w.cols.output, w.geometry);
-            Tensor df;
-            REQUIRE(Conv2DBackpropFilter::Compute(make_tensor(DataType::kDouble, to_layout(in_shape, is_nchw(layout)),
-                                                              is_nchw(layout) ? nhwc_to_nchw(x, in_shape) : x),
-                                                  int32_vector(f_shape),
-                                                  make_tensor(DataType::kDouble, to_layout(out_shape, is_nchw(layout)),
-                                                              is_nchw(layout) ? nhwc_to_nchw(dy, out_shape) : dy),
-                                                  spatial_attr(k.stride_h, k.stride_w, is_nchw(layout)), k.padding, &df,
-                                                  conv_attrs<Conv2DBackpropFilter>(k, layout))
-                        .ok());
-            double lhs = 0, rhs = 0;
-            for (size_t i = 0; i < y.size(); i++) lhs += y[i] * dy[i];
-            for (size_t i = 0; i < f.size(); i++) rhs += f[i] * df.load(static_cast<int64_t>(i));
-            INFO(k.describe() << " " << layout);
-            CHECK(std::fabs(lhs - rhs) <= 1e-12 * std::max(1.0, std::fabs(lhs)));
-        }
+    check_adjoint(run_case, reference::conv2d,
+                  std::vector<Case>{{2, 9, 7, 6, 4, 3, 3, 2, 2, 1, 1, 1, "SAME", {}},
+                                    {1, 11, 10, 4, 8, 5, 3, 1, 1, 2, 2, 3, "VALID", {}},
+                                    {3, 6, 6, 9, 6, 2, 2, 3, 3, 2, 2, 2, "EXPLICIT", {2, 1, 0, 3}},
+                                    {2, 8, 8, 40, 64, 3, 3, 1, 1, 1, 1, 1, "SAME", {}}});
 }
 
 namespace {

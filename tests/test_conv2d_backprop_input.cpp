@@ -23,29 +23,18 @@ constexpr const char *kOp = "Conv2DBackpropInput";
 
 using Case = DenseConvCase;
 
-// Test data of `dtype`: uniform in [-1, 1) for floats, small integers for
-// int32 (exact arithmetic).
-std::vector<double> data(int64_t n, uint32_t seed, DataType dtype) {
-    return dtype == DataType::kInt32 ? random_values(n, seed, dtype, -4.0, 4.0) : random_values(n, seed, dtype);
-}
-
-// Runs one case through the public API (forcing `variant` unless empty) and
-// compares with the reference.
-Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const std::string &variant, uint32_t seed) {
-    const CaseWindows w = k.windows();
-    if (!w.valid()) return {};
-    const std::vector<int64_t> in_shape = k.in_shape(), filter_shape = k.filter_shape(), out_shape = k.out_shape(w);
-    std::vector<double> filter = data(NumElements(filter_shape), seed, dtype);
-    std::vector<double> dy = data(NumElements(out_shape), seed + 1, dtype);
-    const ConvRun run(dtype, layout, variant);
-    Tensor output;
-    const Status status =
-        Conv2DBackpropInput::Compute(run.activation_sizes(in_shape), run.filter(filter_shape, filter),
-                                     run.activation(out_shape, dy), run.strides(k.stride_h, k.stride_w), k.padding,
-                                     &output, conv_attrs<Conv2DBackpropInput>(k, layout), run.options);
-    return run.compare(status, output, ConvRun::kActivation, in_shape,
-                       reference::conv2d_backprop_input(in_shape, filter, filter_shape, dy, out_shape, w.geometry));
-}
+// The op under test (conv_case.h), and its plain-loop reference.
+const ConvOp<Case> run_case{
+    [](const Case &k, const ConvOperands &o, const ConvRun &run, Tensor *output) {
+        return Conv2DBackpropInput::Compute(run.activation_sizes(o.in_shape), run.filter(o.filter_shape, o.f),
+                                            run.activation(o.out_shape, o.dy), run.strides(k.stride_h, k.stride_w),
+                                            k.padding, output, conv_attrs<Conv2DBackpropInput>(k, run.layout),
+                                            run.options);
+    },
+    [](const ConvOperands &o) {
+        return reference::conv2d_backprop_input(o.in_shape, o.f, o.filter_shape, o.dy, o.out_shape, o.w.geometry);
+    },
+    Operand::kInput};
 
 // A sweep over what a generic variant leaves to run time, plus the edge
 // sizes. Channel counts reach past the register tile (32 lanes of float32
@@ -266,36 +255,13 @@ TEST_CASE("Conv2DBackpropInput: TF's explicit-padding tests: EXPLICIT equals VAL
 
 TEST_CASE("Conv2DBackpropInput: adjoint identity with the forward convolution", "[conv2d_backprop_input]") {
     // <Conv2D(x, f), dy> == <x, Conv2DBackpropInput(dy, f)>, the forward
-    // computed by an independent gather loop: grouped, strided, dilated.
-    using namespace gradtune::reference;
-    const std::vector<Case> cases = {{2, 9, 7, 6, 4, 3, 3, 2, 2, 1, 1, 1, "SAME", {}},
-                                     {1, 11, 10, 4, 8, 5, 3, 1, 1, 2, 2, 3, "VALID", {}},
-                                     {3, 6, 6, 9, 6, 2, 2, 3, 3, 2, 2, 2, "EXPLICIT", {2, 1, 0, 3}},
-                                     {2, 8, 8, 40, 36, 3, 3, 1, 1, 1, 1, 1, "SAME", {}}};
-    for (const Case &k : cases)
-        for (const char *layout : {"NHWC", "NCHW"}) {
-            const CaseWindows w = k.windows();
-            const std::vector<int64_t> in_shape = k.in_shape(), f_shape = k.filter_shape(), out_shape = k.out_shape(w);
-            auto x = random_values(NumElements(in_shape), 11, DataType::kDouble);
-            auto f = random_values(NumElements(f_shape), 12, DataType::kDouble);
-            auto dy = random_values(NumElements(out_shape), 13, DataType::kDouble);
-            auto y = reference::conv2d(x, in_shape, f, f_shape, w.rows.output, w.cols.output, w.geometry);
-            Tensor dx;
-            REQUIRE(Conv2DBackpropInput::Compute(int32_vector(to_layout(in_shape, is_nchw(layout))),
-                                                 make_tensor(DataType::kDouble, f_shape, f),
-                                                 make_tensor(DataType::kDouble, to_layout(out_shape, is_nchw(layout)),
-                                                             is_nchw(layout) ? nhwc_to_nchw(dy, out_shape) : dy),
-                                                 spatial_attr(k.stride_h, k.stride_w, is_nchw(layout)), k.padding, &dx,
-                                                 conv_attrs<Conv2DBackpropInput>(k, layout))
-                        .ok());
-            std::vector<double> dx_values = to_doubles(dx);
-            if (is_nchw(layout)) dx_values = nchw_to_nhwc(dx_values, to_layout(in_shape, is_nchw(layout)));
-            double lhs = 0, rhs = 0;
-            for (size_t i = 0; i < y.size(); i++) lhs += y[i] * dy[i];
-            for (size_t i = 0; i < x.size(); i++) rhs += x[i] * dx_values[i];
-            INFO(k.describe() << " " << layout);
-            CHECK(std::fabs(lhs - rhs) <= 1e-12 * std::max(1.0, std::fabs(lhs)));
-        }
+    // computed by an independent gather loop: grouped, strided, dilated,
+    // both layouts.
+    check_adjoint(run_case, reference::conv2d,
+                  std::vector<Case>{{2, 9, 7, 6, 4, 3, 3, 2, 2, 1, 1, 1, "SAME", {}},
+                                    {1, 11, 10, 4, 8, 5, 3, 1, 1, 2, 2, 3, "VALID", {}},
+                                    {3, 6, 6, 9, 6, 2, 2, 3, 3, 2, 2, 2, "EXPLICIT", {2, 1, 0, 3}},
+                                    {2, 8, 8, 40, 36, 3, 3, 1, 1, 1, 1, 1, "SAME", {}}});
 }
 
 namespace {

@@ -22,23 +22,18 @@ constexpr const char *kOp = "DepthwiseConv2dNative";
 
 using Case = DepthwiseCase;
 
-// Runs one case through the public API (forcing `variant` unless empty) and
-// compares with the reference.
-Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const std::string &variant, uint32_t seed) {
-    const CaseWindows w = k.windows();
-    if (!w.valid()) return {};
-    const std::vector<int64_t> in_shape = k.in_shape(), filter_shape = k.filter_shape(), out_shape = k.out_shape(w);
-    std::vector<double> x = random_values(NumElements(in_shape), seed, dtype);
-    std::vector<double> filter = random_values(NumElements(filter_shape), seed + 1, dtype);
-    const ConvRun run(dtype, layout, variant);
-    Tensor output;
-    const Status status = DepthwiseConv2dNative::Compute(run.activation(in_shape, x), run.filter(filter_shape, filter),
-                                                         run.strides(k.stride, k.stride), k.padding, &output,
-                                                         conv_attrs<DepthwiseConv2dNative>(k, layout), run.options);
-    return run.compare(status, output, ConvRun::kActivation, out_shape,
-                       reference::depthwise_conv2d_native(x, in_shape, filter, filter_shape, w.rows.output,
-                                                          w.cols.output, w.geometry));
-}
+// The op under test (conv_case.h), and its plain-loop reference.
+const ConvOp<Case> run_case{
+    [](const Case &k, const ConvOperands &o, const ConvRun &run, Tensor *output) {
+        return DepthwiseConv2dNative::Compute(run.activation(o.in_shape, o.x), run.filter(o.filter_shape, o.f),
+                                              run.strides(k.stride, k.stride), k.padding, output,
+                                              conv_attrs<DepthwiseConv2dNative>(k, run.layout), run.options);
+    },
+    [](const ConvOperands &o) {
+        return reference::depthwise_conv2d_native(o.x, o.in_shape, o.f, o.filter_shape, o.w.rows.output,
+                                                  o.w.cols.output, o.w.geometry);
+    },
+    Operand::kOutput};
 
 // A sweep over the structure a generic variant leaves to run time, plus the
 // edge sizes: strides 1/2/3, dilations, filter shapes, every padding mode

@@ -28,49 +28,19 @@ constexpr const char *kOp = "DepthwiseConv2dNativeBackpropFilter";
 
 using Case = DepthwiseCase;
 
-// The NHWC tensors of a case, with values rounded to the dtype, and the
-// reference gradient.
-struct Problem {
-    bool valid = false;  // false: TF rejects the geometry
-    CaseWindows windows;
-    std::vector<int64_t> in_shape, filter_shape, out_shape;
-    std::vector<double> input, dy, want;
-};
-
-Problem make_problem(const Case &k, DataType dtype, uint32_t seed) {
-    using namespace gradtune::reference;
-    Problem p;
-    p.windows = k.windows();
-    if (!p.windows.valid()) return p;
-    p.valid = true;
-    p.in_shape = k.in_shape();
-    p.filter_shape = k.filter_shape();
-    p.out_shape = k.out_shape(p.windows);
-    p.input = random_values(NumElements(p.in_shape), seed, dtype);
-    p.dy = random_values(NumElements(p.out_shape), seed + 1, dtype);
-    p.want = depthwise_conv2d_native_backprop_filter(p.input, p.in_shape, p.filter_shape, p.dy, p.out_shape,
-                                                     p.windows.geometry);
-    return p;
-}
-
-// Runs a problem through the public API (forcing `variant` unless empty).
-Status run_problem(const Case &k, const Problem &p, DataType dtype, const std::string &layout,
-                   const std::string &variant, Tensor *output) {
-    const ConvRun run(dtype, layout, variant);
-    return DepthwiseConv2dNativeBackpropFilter::Compute(
-        run.activation(p.in_shape, p.input), int32_vector(p.filter_shape), run.activation(p.out_shape, p.dy),
-        run.strides(k.stride, k.stride), k.padding, output, conv_attrs<DepthwiseConv2dNativeBackpropFilter>(k, layout),
-        run.options);
-}
-
-Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const std::string &variant,
-                 uint32_t seed) {
-    const Problem p = make_problem(k, dtype, seed);
-    if (!p.valid) return {};
-    Tensor output;
-    const Status status = run_problem(k, p, dtype, layout, variant, &output);
-    return ConvRun(dtype, layout, variant).compare(status, output, ConvRun::kFilter, p.filter_shape, p.want);
-}
+// The op under test (conv_case.h), and its plain-loop reference.
+const ConvOp<Case> run_case{[](const Case &k, const ConvOperands &o, const ConvRun &run, Tensor *output) {
+                                return DepthwiseConv2dNativeBackpropFilter::Compute(
+                                    run.activation(o.in_shape, o.x), int32_vector(o.filter_shape),
+                                    run.activation(o.out_shape, o.dy), run.strides(k.stride, k.stride), k.padding,
+                                    output, conv_attrs<DepthwiseConv2dNativeBackpropFilter>(k, run.layout),
+                                    run.options);
+                            },
+                            [](const ConvOperands &o) {
+                                return reference::depthwise_conv2d_native_backprop_filter(
+                                    o.x, o.in_shape, o.filter_shape, o.dy, o.out_shape, o.w.geometry);
+                            },
+                            Operand::kFilter};
 
 // A sweep over the structure a generic variant leaves to run time, plus the
 // edge sizes: strides 1/2/3, dilations, filter shapes (1x1 and 2x3 take the
@@ -182,27 +152,11 @@ TEST_CASE("DepthwiseConv2dNativeBackpropFilter: TF's Conv2DBackpropFilter golden
 TEST_CASE("DepthwiseConv2dNativeBackpropFilter: adjoint identity with the forward reference", "[dw_backprop_filter]") {
     // <DepthwiseConv2dNative(x, f), dy> == <f, BackpropFilter(x, dy)>, the
     // forward computed by an independent gather loop; both layouts.
-    using namespace gradtune::reference;
-    const std::vector<Case> cases = {{2, 9, 7, 5, 2, 3, 3, 2, 1, 1, "SAME", {}},
-                                     {1, 11, 10, 4, 1, 5, 3, 1, 2, 3, "VALID", {}},
-                                     {3, 6, 6, 3, 3, 2, 2, 3, 2, 2, "EXPLICIT", {2, 1, 0, 3}},
-                                     {2, 17, 19, 40, 1, 3, 3, 1, 1, 1, "SAME", {}}};
-    for (const char *layout : {"NHWC", "NCHW"})
-        for (const Case &k : cases) {
-            Problem p = make_problem(k, DataType::kDouble, 11);
-            REQUIRE(p.valid);
-            auto f = random_values(NumElements(p.filter_shape), 12, DataType::kDouble);
-            const CaseWindows &w = p.windows;
-            auto y = depthwise_conv2d_native(p.input, p.in_shape, f, p.filter_shape, w.rows.output, w.cols.output,
-                                             w.geometry);
-            Tensor df;
-            REQUIRE(run_problem(k, p, DataType::kDouble, layout, "", &df).ok());
-            double lhs = 0, rhs = 0;
-            for (size_t i = 0; i < y.size(); i++) lhs += y[i] * p.dy[i];
-            for (size_t i = 0; i < f.size(); i++) rhs += f[i] * df.load(static_cast<int64_t>(i));
-            INFO(k.describe() << " " << layout);
-            CHECK(std::fabs(lhs - rhs) <= 1e-12 * std::max(1.0, std::fabs(lhs)));
-        }
+    check_adjoint(run_case, reference::depthwise_conv2d_native,
+                  std::vector<Case>{{2, 9, 7, 5, 2, 3, 3, 2, 1, 1, "SAME", {}},
+                                    {1, 11, 10, 4, 1, 5, 3, 1, 2, 3, "VALID", {}},
+                                    {3, 6, 6, 3, 3, 2, 2, 3, 2, 2, "EXPLICIT", {2, 1, 0, 3}},
+                                    {2, 17, 19, 40, 1, 3, 3, 1, 1, 1, "SAME", {}}});
 }
 
 TEST_CASE("DepthwiseConv2dNativeBackpropFilter: the result has the same bits whatever the number of threads",
@@ -218,16 +172,18 @@ TEST_CASE("DepthwiseConv2dNativeBackpropFilter: the result has the same bits wha
         const DataType dtype = dtype_of(v.dtype);
         for (const Case &k : cases) {
             if (!fits_depthwise(v, k)) continue;
-            Problem p = make_problem(k, dtype, 21);
+            const ConvOperands o = conv_operands(k, dtype, 21);
+            const std::vector<double> want = run_case.reference(o);
+            const ConvRun run(dtype, v.data_format, v.name);
             std::vector<std::vector<unsigned char>> results;
             for (int threads : {1, 2, 3, 8, 1, 8}) {
                 const int previous = halide_set_num_threads(threads);
                 Tensor out;
-                Status st = run_problem(k, p, dtype, v.data_format, v.name, &out);
+                Status st = run_case.call(k, o, run, &out);
                 halide_set_num_threads(previous);
                 INFO(v.name << " " << k.describe() << " threads=" << threads);
                 REQUIRE(st.ok());
-                CHECK(normwise_error(to_doubles(out), p.want) <= tolerance(dtype));
+                CHECK(normwise_error(to_doubles(out), want) <= tolerance(dtype));
                 const auto *bytes = static_cast<const unsigned char *>(out.data());
                 results.emplace_back(bytes, bytes + out.num_elements() * DataTypeSize(dtype));
             }
@@ -418,10 +374,10 @@ TEST_CASE("DepthwiseConv2dNativeBackpropFilter: concurrent calls from several th
 
 TEST_CASE("the by-name layer runs and describes DepthwiseConv2dNativeBackpropFilter", "[dw_backprop_filter]") {
     const Case k{2, 9, 8, 5, 2, 3, 3, 2, 1, 1, "SAME", {}};
-    Problem p = make_problem(k, DataType::kFloat, 31);
-    Tensor input = make_tensor(DataType::kFloat, p.in_shape, p.input);
-    Tensor dy = make_tensor(DataType::kFloat, p.out_shape, p.dy);
-    Tensor sizes = int32_vector(p.filter_shape);
+    const ConvOperands o = conv_operands(k, DataType::kFloat, 31);
+    Tensor input = make_tensor(DataType::kFloat, o.in_shape, o.x);
+    Tensor dy = make_tensor(DataType::kFloat, o.out_shape, o.dy);
+    Tensor sizes = int32_vector(o.filter_shape);
     OpCall call;
     call.op = kOp;
     call.inputs = {{"input", input.cref()}, {"filter_sizes", sizes.cref()}, {"out_backprop", dy.cref()}};
@@ -429,7 +385,7 @@ TEST_CASE("the by-name layer runs and describes DepthwiseConv2dNativeBackpropFil
     std::vector<Tensor> outputs;
     REQUIRE(RunOp(call, &outputs).ok());
     REQUIRE(outputs.size() == 1);
-    CHECK(normwise_error(to_doubles(outputs[0]), p.want) <= tolerance(DataType::kFloat));
+    CHECK(normwise_error(to_doubles(outputs[0]), run_case.reference(o)) <= tolerance(DataType::kFloat));
     CallInfo info;
     REQUIRE(DescribeCall(call, &info).ok());
     CHECK(info.op == kOp);

@@ -21,24 +21,18 @@ constexpr const char *kOp = "DepthwiseConv2dNativeBackpropInput";
 
 using Case = DepthwiseCase;
 
-// Runs one case through the public API (forcing `variant` unless empty) and
-// compares with the reference.
-Outcome run_case(const Case &k, DataType dtype, const std::string &layout, const std::string &variant, uint32_t seed) {
-    const CaseWindows w = k.windows();
-    if (!w.valid()) return {};
-    const std::vector<int64_t> in_shape = k.in_shape(), filter_shape = k.filter_shape(), out_shape = k.out_shape(w);
-    std::vector<double> filter = random_values(NumElements(filter_shape), seed, dtype);
-    std::vector<double> dy = random_values(NumElements(out_shape), seed + 1, dtype);
-    const ConvRun run(dtype, layout, variant);
-    Tensor output;
-    const Status status = DepthwiseConv2dNativeBackpropInput::Compute(
-        run.activation_sizes(in_shape), run.filter(filter_shape, filter), run.activation(out_shape, dy),
-        run.strides(k.stride, k.stride), k.padding, &output, conv_attrs<DepthwiseConv2dNativeBackpropInput>(k, layout),
-        run.options);
-    return run.compare(
-        status, output, ConvRun::kActivation, in_shape,
-        reference::depthwise_conv2d_native_backprop_input(in_shape, filter, filter_shape, dy, out_shape, w.geometry));
-}
+// The op under test (conv_case.h), and its plain-loop reference.
+const ConvOp<Case> run_case{[](const Case &k, const ConvOperands &o, const ConvRun &run, Tensor *output) {
+                                return DepthwiseConv2dNativeBackpropInput::Compute(
+                                    run.activation_sizes(o.in_shape), run.filter(o.filter_shape, o.f),
+                                    run.activation(o.out_shape, o.dy), run.strides(k.stride, k.stride), k.padding,
+                                    output, conv_attrs<DepthwiseConv2dNativeBackpropInput>(k, run.layout), run.options);
+                            },
+                            [](const ConvOperands &o) {
+                                return reference::depthwise_conv2d_native_backprop_input(
+                                    o.in_shape, o.f, o.filter_shape, o.dy, o.out_shape, o.w.geometry);
+                            },
+                            Operand::kInput};
 
 // A sweep over the structure a generic variant leaves to run time, plus the
 // edge sizes: strides 1/2/3, dilations, filter shapes, every padding mode,
@@ -102,34 +96,11 @@ TEST_CASE("TF's depthwise golden is reproduced exactly through the gradient (spe
 
 TEST_CASE("adjoint identity with the forward reference", "[dw_backprop_input]") {
     // <DepthwiseConv2dNative(x, f), dy> == <x, BackpropInput(dy, f)>, the
-    // forward computed by an independent gather loop.
-    using namespace gradtune::reference;
-    const std::vector<Case> cases = {{2, 9, 7, 5, 2, 3, 3, 2, 1, 1, "SAME", {}},
-                                     {1, 11, 10, 4, 1, 5, 3, 1, 2, 3, "VALID", {}},
-                                     {3, 6, 6, 3, 3, 2, 2, 3, 2, 2, "EXPLICIT", {2, 1, 0, 3}}};
-    for (const Case &k : cases) {
-        const CaseWindows w = k.windows();
-        const std::vector<int64_t> in_shape = k.in_shape(), f_shape = k.filter_shape(), out_shape = k.out_shape(w);
-        auto x = random_values(NumElements(in_shape), 11, DataType::kDouble);
-        auto f = random_values(NumElements(f_shape), 12, DataType::kDouble);
-        auto dy = random_values(NumElements(out_shape), 13, DataType::kDouble);
-        auto y = depthwise_conv2d_native(x, in_shape, f, f_shape, w.rows.output, w.cols.output, w.geometry);
-        Tensor dx;
-        auto attrs = DepthwiseConv2dNativeBackpropInput::Dilations(
-            {1, static_cast<int>(k.dilation_h), static_cast<int>(k.dilation_w), 1});
-        if (k.padding == "EXPLICIT")
-            attrs = attrs.ExplicitPaddings({0, 0, k.pads[0], k.pads[1], k.pads[2], k.pads[3], 0, 0});
-        const int s = static_cast<int>(k.stride);
-        REQUIRE(DepthwiseConv2dNativeBackpropInput::Compute(int32_vector(in_shape), make_tensor(DataType::kDouble, f_shape, f),
-                                                            make_tensor(DataType::kDouble, out_shape, dy), {1, s, s, 1},
-                                                            k.padding, &dx, attrs)
-                    .ok());
-        double lhs = 0, rhs = 0;
-        for (size_t i = 0; i < y.size(); i++) lhs += y[i] * dy[i];
-        for (size_t i = 0; i < x.size(); i++) rhs += x[i] * dx.load(i);
-        INFO(k.describe());
-        CHECK(std::fabs(lhs - rhs) <= 1e-12 * std::max(1.0, std::fabs(lhs)));
-    }
+    // forward computed by an independent gather loop; both layouts.
+    check_adjoint(run_case, reference::depthwise_conv2d_native,
+                  std::vector<Case>{{2, 9, 7, 5, 2, 3, 3, 2, 1, 1, "SAME", {}},
+                                    {1, 11, 10, 4, 1, 5, 3, 1, 2, 3, "VALID", {}},
+                                    {3, 6, 6, 3, 3, 2, 2, 3, 2, 2, "EXPLICIT", {2, 1, 0, 3}}});
 }
 
 namespace {
