@@ -1,8 +1,9 @@
 // Rows of spec/tf-ops.md section 11 that several convolution ops share word
-// for word: the explicit-padding rows (5-8) of every convolution op, the
-// window attributes (rows 1-8: strides and explicit paddings) of the three
-// depthwise ops, and the dimension rows of the two depthwise gradients (TF
-// validates each group in shared code). Each op's test calls these inside its
+// for word: the attr values outside the op definition and the
+// explicit-padding rows (5-8) of every convolution op, the window attributes
+// (rows 1-8: strides and explicit paddings) of the three depthwise ops, and
+// the dimension rows of the two depthwise gradients (TF validates each group
+// in shared code). Each op's test calls these inside its
 // bad-input TEST_CASE with its own call type (a bad_call.h BadCall): every row
 // must be refused with the output untouched.
 #pragma once
@@ -16,6 +17,28 @@
 #include "test_util.h"
 
 namespace gradtune::testing {
+
+// The attr values outside the op definition, which TF's op registry refuses
+// for every convolution op before its kernel runs: a padding and a
+// data_format not in their lists. `Call` has padding and attrs with a
+// DataFormat builder.
+template <typename Call>
+void check_attr_value_rows() {
+    for (const char *padding : {"FULL", "CAUSAL", "same"}) {
+        Call c;
+        c.padding = padding;
+        expect_error(c, StatusCode::kInvalidArgument,
+                     "Value for attr 'padding' of \"" + std::string(padding) +
+                         "\" is not in the list of allowed values: \"SAME\", \"VALID\", \"EXPLICIT\"");
+    }
+    for (const char *format : {"NCWH", "HWCN", "NCHW_VECT_C", "nhwc"}) {
+        Call c;
+        c.attrs = c.attrs.DataFormat(format);
+        expect_error(c, StatusCode::kInvalidArgument,
+                     "Value for attr 'data_format' of \"" + std::string(format) +
+                         "\" is not in the list of allowed values: \"NHWC\", \"NCHW\"");
+    }
+}
 
 // Rows 5-8, explicit_paddings (TF checks them in one function for every
 // convolution op): its length, a negative value, nonzero batch or depth

@@ -7,6 +7,7 @@
 
 #include "bad_call.h"
 #include "conv_case.h"
+#include "conv_window_checks.h"
 #include "reference/conv2d.h"
 #include "reference/conv2d_backprop_filter.h"
 #include "test_util.h"
@@ -391,15 +392,7 @@ TEST_CASE("Conv2DBackpropFilter: bad inputs get TF's error kind and text and lea
                      "but is a int64 tensor");
     }
     SECTION("attr values outside the op definition") {
-        BadCall c;
-        c.padding = "CAUSAL";
-        expect_error(c, C::kInvalidArgument,
-                     "Value for attr 'padding' of \"CAUSAL\" is not in the list of allowed values: \"SAME\", "
-                     "\"VALID\", \"EXPLICIT\"");
-        BadCall d;
-        d.attrs = d.attrs.DataFormat("HWCN");
-        expect_error(d, C::kInvalidArgument,
-                     "Value for attr 'data_format' of \"HWCN\" is not in the list of allowed values: \"NHWC\", \"NCHW\"");
+        check_attr_value_rows<BadCall>();
     }
     SECTION("a caller-provided output of the wrong shape") {
         BadCall c;

@@ -270,15 +270,7 @@ TEST_CASE("bad DepthwiseConv2dNative inputs get TF's error kind and text and lea
                      "but is a double tensor");
     }
     SECTION("attr values outside the op definition") {
-        BadCall c;
-        c.padding = "FULL";
-        expect_error(c, C::kInvalidArgument,
-                     "Value for attr 'padding' of \"FULL\" is not in the list of allowed values: \"SAME\", \"VALID\", "
-                     "\"EXPLICIT\"");
-        BadCall d;
-        d.attrs = d.attrs.DataFormat("NCWH");
-        expect_error(d, C::kInvalidArgument,
-                     "Value for attr 'data_format' of \"NCWH\" is not in the list of allowed values: \"NHWC\", \"NCHW\"");
+        check_attr_value_rows<BadCall>();
     }
     SECTION("a caller-provided output of the wrong shape or dtype") {
         BadCall c;
