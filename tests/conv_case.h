@@ -79,6 +79,98 @@ inline bool fits_dense_conv(const VariantInfo &v, const DenseConvCase &k) {
                               {"stride_width", k.stride_w}});
 }
 
+// What the sweep of a dense convolution gradient varies by op (the tiles
+// its kernels must pass and miss).
+struct DenseSweep {
+    std::vector<std::array<int64_t, 2>> channels;  // (C, O), cycled through the strided cases
+    int64_t batches = 2;                           // their batch cycles through 1..batches
+    std::vector<std::array<int64_t, 3>> groups;    // grouped filters (C, O, G)
+    std::array<int64_t, 3> tiny;                   // (N, C, O) of the tiny images that are not square
+};
+
+// The sweep both dense convolution gradients share over what a generic
+// variant leaves to run time: strides x dilations x filter shapes x every
+// padding mode (asymmetric explicit pads), channels cycling through
+// sweep.channels; the grouped filters with strides and dilations of 1 and 2;
+// H and W of 1..3 against every kernel and stride; and the empty tensors:
+// batch 0, no out_backprop columns (VALID, filter 3 on 2 columns:
+// O = (2 - 3 + 1) / 1 = 0), a filter without taps, no output channels.
+inline std::vector<DenseConvCase> dense_conv_sweep(const DenseSweep &sweep) {
+    std::vector<DenseConvCase> cases;
+    const size_t kinds = sweep.channels.size();
+    int64_t i = 0;
+    for (auto [sh, sw] : {std::pair{1, 1}, std::pair{2, 2}, std::pair{1, 2}, std::pair{3, 1}})
+        for (auto [dh, dw] : {std::pair{1, 1}, std::pair{2, 2}, std::pair{1, 3}})
+            for (auto [fh, fw] : {std::pair{3, 3}, std::pair{2, 3}, std::pair{1, 1}, std::pair{4, 2}})
+                for (const char *padding : {"SAME", "VALID", "EXPLICIT"}) {
+                    auto [C, O] = sweep.channels[i % kinds];
+                    cases.push_back({1 + i % sweep.batches,
+                                     6 + i % 4,
+                                     9 - i % 3,
+                                     C,
+                                     O,
+                                     fh,
+                                     fw,
+                                     1,
+                                     sh,
+                                     sw,
+                                     dh,
+                                     dw,
+                                     padding,
+                                     {1, 2, 0, 3}});
+                    i++;
+                }
+    for (auto [C, O, G] : sweep.groups)
+        for (auto [s, d] : {std::pair{1, 1}, std::pair{2, 1}, std::pair{1, 2}})
+            for (const char *padding : {"SAME", "VALID", "EXPLICIT"})
+                cases.push_back({2, 7, 6, C, O, 3, 3, G, s, s, d, d, padding, {0, 1, 2, 1}});
+    const auto [tiny_n, tiny_c, tiny_o] = sweep.tiny;
+    for (int64_t H : {1, 2, 3})
+        for (int64_t W : {1, 2, 3})
+            for (auto [k, s] : {std::pair{3, 1}, std::pair{3, 2}, std::pair{2, 1}})
+                for (const char *padding : {"SAME", "VALID"})
+                    cases.push_back(
+                        {tiny_n, H, W, H == W ? 3 : tiny_c, H == W ? 2 : tiny_o, k, k, 1, s, s, 1, 1, padding, {}});
+    cases.push_back({0, 5, 5, 3, 4, 3, 3, 1, 1, 1, 1, 1, "SAME", {}});
+    cases.push_back({1, 5, 2, 3, 4, 3, 3, 1, 1, 1, 1, 1, "VALID", {}});
+    cases.push_back({1, 4, 4, 3, 4, 0, 3, 1, 1, 1, 1, 1, "VALID", {}});
+    cases.push_back({2, 4, 4, 3, 0, 3, 3, 1, 1, 1, 1, 1, "SAME", {}});
+    return cases;
+}
+
+// Run-time sizes {N, H, W, C, O} (C and O per group) for a dense variant
+// whose structure is fixed, each in every padding mode; where the variant
+// leaves the filter size to the call, it cycles through `filters`.
+inline std::vector<DenseConvCase> dense_conv_specialised(const VariantInfo &v,
+                                                         const std::vector<std::array<int64_t, 5>> &sizes,
+                                                         const std::vector<std::pair<int64_t, int64_t>> &filters) {
+    std::vector<DenseConvCase> cases;
+    auto fixed = [&](const char *name, int64_t otherwise) {
+        return v.structure.at(name) ? v.structure.at(name) : otherwise;
+    };
+    const int64_t G = fixed("groups", 1);
+    size_t i = 0;
+    for (const auto &[N, H, W, C, O] : sizes)
+        for (const char *padding : {"SAME", "VALID", "EXPLICIT"}) {
+            const auto [fh, fw] = filters[i++ % filters.size()];
+            cases.push_back({N,
+                             H,
+                             W,
+                             C * G,
+                             O * G,
+                             fixed("filter_height", fh),
+                             fixed("filter_width", fw),
+                             G,
+                             fixed("stride_height", 1),
+                             fixed("stride_width", 1),
+                             fixed("dilation_height", 1),
+                             fixed("dilation_width", 1),
+                             padding,
+                             {1, 0, 2, 1}});
+        }
+    return cases;
+}
+
 struct DepthwiseCase {
     int64_t N, H, W, C, M, FH, FW, stride, dilation_h, dilation_w;  // M: depth multiplier
     std::string padding;

@@ -36,65 +36,37 @@ const ConvOp<Case> run_case{
     Operand::kFilter};
 
 // A sweep over what a generic variant leaves to run time, plus the edge
-// sizes. Output channels reach whole register tiles (32 float32 lanes by
-// default) and miss them, input channels pass and miss the tile of 4, so
-// both specialisation branches and the rounded-up tiles run; groups, unequal
-// strides and dilations, every padding mode (asymmetric explicit pads), H and
-// W of 1..3, odd sizes, empty tensors.
+// sizes (conv_case.h). Output channels reach whole register tiles (32
+// float32 lanes by default) and miss them, input channels pass and miss the
+// tile of 4, so both specialisation branches and the rounded-up tiles run;
+// groups G in {2, 3, 4, 5}, channels per group not a multiple of the vector
+// width, and a depthwise-like G == C.
 std::vector<Case> generic_cases() {
-    std::vector<Case> cases;
-    const std::array<int64_t, 2> channel_pairs[] = {{1, 1},  {3, 5},   {8, 32}, {17, 64},
-                                                    {5, 33}, {40, 32}, {6, 16}};
-    int i = 0;
-    for (auto [sh, sw] : {std::pair{1, 1}, std::pair{2, 2}, std::pair{1, 2}, std::pair{3, 1}})
-        for (auto [dh, dw] : {std::pair{1, 1}, std::pair{2, 2}, std::pair{1, 3}})
-            for (auto [fh, fw] : {std::pair{3, 3}, std::pair{2, 3}, std::pair{1, 1}, std::pair{4, 2}})
-                for (const char *padding : {"SAME", "VALID", "EXPLICIT"}) {
-                    auto [C, O] = channel_pairs[i % 7];
-                    cases.push_back({1 + i % 3, 6 + i % 4, 9 - i % 3, C, O, fh, fw, 1, sh, sw, dh, dw, padding,
-                                     {1, 2, 0, 3}});
-                    i++;
-                }
-    // Grouped filters: G in {2, 3, 4, 5}, channels per group not a multiple
-    // of the vector width, and a depthwise-like G == C.
-    for (auto [C, O, G] : {std::array<int64_t, 3>{4, 6, 2}, {12, 9, 3}, {34, 64, 2}, {64, 32, 4}, {5, 10, 5}})
-        for (auto [s, d] : {std::pair{1, 1}, std::pair{2, 1}, std::pair{1, 2}})
-            for (const char *padding : {"SAME", "VALID", "EXPLICIT"})
-                cases.push_back({2, 7, 6, C, O, 3, 3, G, s, s, d, d, padding, {0, 1, 2, 1}});
-    // Tiny images: every kernel/stride against H and W of 1..3.
-    for (int64_t H : {1, 2, 3})
-        for (int64_t W : {1, 2, 3})
-            for (auto [k, s] : {std::pair{3, 1}, std::pair{3, 2}, std::pair{2, 1}})
-                for (const char *padding : {"SAME", "VALID"})
-                    cases.push_back({2, H, W, H == W ? 3 : 8, H == W ? 2 : 32, k, k, 1, s, s, 1, 1, padding, {}});
+    std::vector<Case> cases =
+        dense_conv_sweep({.channels = {{1, 1}, {3, 5}, {8, 32}, {17, 64}, {5, 33}, {40, 32}, {6, 16}},
+                          .batches = 3,
+                          .groups = {{4, 6, 2}, {12, 9, 3}, {34, 64, 2}, {64, 32, 4}, {5, 10, 5}},
+                          .tiny = {2, 8, 32}});
     // Many blocks: more rows and images than one reduction block.
     cases.push_back({5, 19, 7, 4, 32, 3, 3, 1, 1, 1, 1, 1, "SAME", {}});
     cases.push_back({3, 40, 5, 9, 48, 2, 2, 1, 2, 1, 1, 1, "VALID", {}});
-    // Empty tensors: batch 0; no out_backprop columns (VALID, filter 3 on 2
-    // columns: O = (2 - 3 + 1) / 1 = 0); a filter without taps; no output
-    // channels.
-    cases.push_back({0, 5, 5, 3, 4, 3, 3, 1, 1, 1, 1, 1, "SAME", {}});
-    cases.push_back({1, 5, 2, 3, 4, 3, 3, 1, 1, 1, 1, 1, "VALID", {}});
-    cases.push_back({1, 4, 4, 3, 4, 0, 3, 1, 1, 1, 1, 1, "VALID", {}});
-    cases.push_back({2, 4, 4, 3, 0, 3, 3, 1, 1, 1, 1, 1, "SAME", {}});
     return cases;
 }
 
 // Run-time sizes for a variant whose structure is fixed.
 std::vector<Case> specialised_cases(const VariantInfo &v) {
-    std::vector<Case> cases;
-    const auto &s = v.structure;
-    auto fixed = [&](const char *name, int64_t otherwise) { return s.at(name) ? s.at(name) : otherwise; };
-    const int64_t G = fixed("groups", 1);
-    const std::array<int64_t, 5> sizes[] = {
-        {1, 1, 1, 1, 1},     {1, 2, 3, 3, 2},   {2, 7, 9, 17, 9}, {1, 3, 2, 16, 16},   {2, 5, 5, 33, 64},
-        {1, 12, 11, 48, 40}, {3, 9, 8, 32, 32}, {0, 4, 4, 8, 8},  {2, 14, 13, 64, 96}, {2, 17, 9, 24, 128}};
-    for (const auto &[N, H, W, C, O] : sizes)
-        for (const char *padding : {"SAME", "VALID", "EXPLICIT"})
-            cases.push_back({N, H, W, C * G, O * G, fixed("filter_height", 3), fixed("filter_width", 3), G,
-                             fixed("stride_height", 1), fixed("stride_width", 1), fixed("dilation_height", 1),
-                             fixed("dilation_width", 1), padding, {1, 0, 2, 1}});
-    return cases;
+    return dense_conv_specialised(v,
+                                  {{1, 1, 1, 1, 1},
+                                   {1, 2, 3, 3, 2},
+                                   {2, 7, 9, 17, 9},
+                                   {1, 3, 2, 16, 16},
+                                   {2, 5, 5, 33, 64},
+                                   {1, 12, 11, 48, 40},
+                                   {3, 9, 8, 32, 32},
+                                   {0, 4, 4, 8, 8},
+                                   {2, 14, 13, 64, 96},
+                                   {2, 17, 9, 24, 128}},
+                                  {{3, 3}});
 }
 
 }  // namespace

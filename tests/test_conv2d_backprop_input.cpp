@@ -37,67 +37,33 @@ const ConvOp<Case> run_case{
     Operand::kInput};
 
 // A sweep over what a generic variant leaves to run time, plus the edge
-// sizes. Channel counts reach past the register tile (32 lanes of float32
-// accumulators by default) so that both the full-tile and the small-extent
-// branches run; groups, unequal strides and dilations, every padding mode
-// (asymmetric explicit pads), H and W of 1..3, odd sizes, empty tensors.
+// sizes (conv_case.h). Channel counts reach past the register tile (32 lanes
+// of float32 accumulators by default) so that both the full-tile and the
+// small-extent branches run; groups G in {2, 3, 4} with channels per group
+// not a multiple of the vector width, and a depthwise-like G == C. (C = 0 is
+// checked in the error test.)
 std::vector<Case> generic_cases() {
-    std::vector<Case> cases;
-    const std::array<int64_t, 2> channel_pairs[] = {{1, 1}, {3, 5}, {16, 8}, {17, 9}, {33, 7}, {32, 12}, {40, 33}};
-    int i = 0;
-    for (auto [sh, sw] : {std::pair{1, 1}, std::pair{2, 2}, std::pair{1, 2}, std::pair{3, 1}})
-        for (auto [dh, dw] : {std::pair{1, 1}, std::pair{2, 2}, std::pair{1, 3}})
-            for (auto [fh, fw] : {std::pair{3, 3}, std::pair{2, 3}, std::pair{1, 1}, std::pair{4, 2}})
-                for (const char *padding : {"SAME", "VALID", "EXPLICIT"}) {
-                    auto [C, O] = channel_pairs[i % 7];
-                    cases.push_back({1 + i % 2, 6 + i % 4, 9 - i % 3, C, O, fh, fw, 1, sh, sw, dh, dw, padding,
-                                     {1, 2, 0, 3}});
-                    i++;
-                }
-    // Grouped filters: G in {2, 3, 4}, channels per group not a multiple of
-    // the vector width, and a depthwise-like G == C.
-    for (auto [C, O, G] : {std::array<int64_t, 3>{4, 6, 2}, {12, 9, 3}, {34, 36, 2}, {64, 32, 4}, {5, 10, 5}})
-        for (auto [s, d] : {std::pair{1, 1}, std::pair{2, 1}, std::pair{1, 2}})
-            for (const char *padding : {"SAME", "VALID", "EXPLICIT"})
-                cases.push_back({2, 7, 6, C, O, 3, 3, G, s, s, d, d, padding, {0, 1, 2, 1}});
-    // Tiny images: every kernel/stride against H and W of 1..3.
-    for (int64_t H : {1, 2, 3})
-        for (int64_t W : {1, 2, 3})
-            for (auto [k, s] : {std::pair{3, 1}, std::pair{3, 2}, std::pair{2, 1}})
-                for (const char *padding : {"SAME", "VALID"})
-                    cases.push_back({1, H, W, H == W ? 3 : 36, 2, k, k, 1, s, s, 1, 1, padding, {}});
-    // Empty tensors: batch 0; no out_backprop columns (VALID, filter 3 on 2
-    // columns: O = (2 - 3 + 1) / 1 = 0); a filter without taps; no output
-    // channels; no input channels in a 2-channel group (C = 0 is checked
-    // in the error test).
-    cases.push_back({0, 5, 5, 3, 4, 3, 3, 1, 1, 1, 1, 1, "SAME", {}});
-    cases.push_back({1, 5, 2, 3, 4, 3, 3, 1, 1, 1, 1, 1, "VALID", {}});
-    cases.push_back({1, 4, 4, 3, 4, 0, 3, 1, 1, 1, 1, 1, "VALID", {}});
-    cases.push_back({2, 4, 4, 3, 0, 3, 3, 1, 1, 1, 1, 1, "SAME", {}});
-    return cases;
+    return dense_conv_sweep({.channels = {{1, 1}, {3, 5}, {16, 8}, {17, 9}, {33, 7}, {32, 12}, {40, 33}},
+                             .batches = 2,
+                             .groups = {{4, 6, 2}, {12, 9, 3}, {34, 36, 2}, {64, 32, 4}, {5, 10, 5}},
+                             .tiny = {1, 36, 2}});
 }
 
-// Run-time sizes for a variant whose structure is fixed.
+// Run-time sizes for a variant whose structure is fixed. A variant that
+// leaves the filter size to the call (a stride's structure default) meets
+// several.
 std::vector<Case> specialised_cases(const VariantInfo &v) {
-    std::vector<Case> cases;
-    const auto &s = v.structure;
-    auto fixed = [&](const char *name, int64_t otherwise) { return s.at(name) ? s.at(name) : otherwise; };
-    const int64_t G = fixed("groups", 1);
-    const std::array<int64_t, 5> sizes[] = {{1, 1, 1, 1, 1},   {1, 2, 3, 3, 2},   {2, 7, 9, 17, 9},
-                                            {1, 3, 2, 16, 16}, {2, 5, 5, 33, 64}, {1, 12, 11, 48, 40},
-                                            {3, 9, 8, 32, 32}, {0, 4, 4, 8, 8},   {1, 14, 13, 64, 24}};
-    // A variant that leaves the filter size to the call (a stride's structure
-    // default) meets several.
-    const std::pair<int64_t, int64_t> filters[] = {{3, 3}, {2, 2}, {4, 4}, {5, 3}, {1, 1}};
-    size_t i = 0;
-    for (const auto &[N, H, W, C, O] : sizes)
-        for (const char *padding : {"SAME", "VALID", "EXPLICIT"}) {
-            const auto [fh, fw] = filters[i++ % std::size(filters)];
-            cases.push_back({N, H, W, C * G, O * G, fixed("filter_height", fh), fixed("filter_width", fw), G,
-                             fixed("stride_height", 1), fixed("stride_width", 1), fixed("dilation_height", 1),
-                             fixed("dilation_width", 1), padding, {1, 0, 2, 1}});
-        }
-    return cases;
+    return dense_conv_specialised(v,
+                                  {{1, 1, 1, 1, 1},
+                                   {1, 2, 3, 3, 2},
+                                   {2, 7, 9, 17, 9},
+                                   {1, 3, 2, 16, 16},
+                                   {2, 5, 5, 33, 64},
+                                   {1, 12, 11, 48, 40},
+                                   {3, 9, 8, 32, 32},
+                                   {0, 4, 4, 8, 8},
+                                   {1, 14, 13, 64, 24}},
+                                  {{3, 3}, {2, 2}, {4, 4}, {5, 3}, {1, 1}});
 }
 
 }  // namespace
