@@ -425,4 +425,37 @@ void check_adjoint(const ConvOp<Case> &gradient, Forward forward, const std::vec
         }
 }
 
+// TF's depthwise forward golden (spec 1.1) through a depthwise gradient:
+// input [1,2,3,2] = 1..12, filter [2,2,2,2] = 1..16, VALID, stride 1 ->
+// [196,216,272,296,252,280,344,376]. The gradient is the forward op's adjoint
+// in its operand, so <operand, gradient(e_k)> = output[k] for every one-hot
+// out_backprop e_k: exact in integers (the gradient's elements are values of
+// the other operand), in every floating dtype.
+inline void check_depthwise_golden_through(const ConvOp<DepthwiseCase> &gradient) {
+    const DepthwiseCase k{1, 2, 3, 2, 2, 2, 2, 1, 1, 1, "VALID", {}};
+    const std::vector<double> golden = {196, 216, 272, 296, 252, 280, 344, 376};
+    ConvOperands o;
+    o.w = k.windows();
+    o.valid = true;
+    o.in_shape = k.in_shape();
+    o.filter_shape = k.filter_shape();
+    o.out_shape = k.out_shape(o.w);
+    o.x = iota(NumElements(o.in_shape));
+    o.f = iota(NumElements(o.filter_shape));
+    REQUIRE(NumElements(o.out_shape) == static_cast<int64_t>(golden.size()));
+    for (DataType dtype : {DataType::kFloat, DataType::kDouble, DataType::kHalf, DataType::kBFloat16})
+        for (size_t e = 0; e < golden.size(); e++) {
+            o.dy.assign(golden.size(), 0.0);
+            o.dy[e] = 1;
+            const ConvRun run(dtype, "NHWC", "");
+            Tensor output;
+            REQUIRE(gradient.call(k, o, run, &output).ok());
+            const std::vector<double> &operand = o.values(gradient.result);
+            double dot = 0;
+            for (size_t i = 0; i < operand.size(); i++) dot += operand[i] * output.load(static_cast<int64_t>(i));
+            INFO(DataTypeName(dtype) << " k=" << e);
+            CHECK(dot == golden[e]);
+        }
+}
+
 }  // namespace gradtune::testing

@@ -90,30 +90,7 @@ TEST_CASE("DepthwiseConv2dNativeBackpropFilter: dispatch serves TF's depthwise g
 
 TEST_CASE("DepthwiseConv2dNativeBackpropFilter: TF's depthwise golden is reproduced exactly through the gradient (spec 1.1)",
           "[dw_backprop_filter]") {
-    // Forward golden: input [1,2,3,2] = 1..12, filter [2,2,2,2] = 1..16, VALID,
-    // stride 1 -> [196,216,272,296,252,280,344,376]. BackpropFilter is the
-    // forward op's adjoint in the filter, so <filter, BackpropFilter(input,
-    // e_k)> = output[k] for every one-hot out_backprop e_k: exact in integers
-    // (the gradient's elements are input values), in every dtype.
-    const std::vector<double> golden = {196, 216, 272, 296, 252, 280, 344, 376};
-    std::vector<double> input(12), filter(16);
-    for (int i = 0; i < 12; i++) input[i] = i + 1;
-    for (int i = 0; i < 16; i++) filter[i] = i + 1;
-    for (DataType dtype : {DataType::kFloat, DataType::kDouble, DataType::kHalf, DataType::kBFloat16}) {
-        for (int k = 0; k < 8; k++) {
-            std::vector<double> dy(8, 0.0);
-            dy[k] = 1;
-            Tensor out;
-            Status st = DepthwiseConv2dNativeBackpropFilter::Compute(
-                make_tensor(dtype, {1, 2, 3, 2}, input), int32_vector({2, 2, 2, 2}),
-                make_tensor(dtype, {1, 1, 2, 4}, dy), {1, 1, 1, 1}, "VALID", &out);
-            REQUIRE(st.ok());
-            double dot = 0;
-            for (int i = 0; i < 16; i++) dot += filter[i] * out.load(i);
-            INFO(DataTypeName(dtype) << " k=" << k);
-            CHECK(dot == golden[k]);
-        }
-    }
+    check_depthwise_golden_through(run_case);  // <filter, BackpropFilter(input, e_k)> = output[k]
 }
 
 TEST_CASE("DepthwiseConv2dNativeBackpropFilter: TF's Conv2DBackpropFilter goldens with one input channel (spec 13.2)",
