@@ -7,11 +7,11 @@
 //   gradient checks by central differences with TF's tolerances (spec 13.3,
 //   13.5): the backprop ops' Jacobians against numeric ones of the forward op.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <random>
 
 #include "test_util.h"
@@ -88,58 +88,58 @@ const std::vector<ConvConfig> kConvConfigs = {
     {1, 6, 6, 4, 3, 3, 6, 1, 1, 1, 1, "SAME", {}, 2},
 };
 
-}  // namespace
-
-TEST_CASE("adjoint identities of the dense convolution gradients", "[properties]") {
+// The adjoint identities of a convolution family, all three ops gradtune's,
+// called by name: with y = forward(x, w), <y, dy> == <x, input_gradient(dy,
+// w)> == <w, filter_gradient(x, dy)>, in both layouts, for each config
+// (adapted to the family by `adapt`; the filter [FH, FW, filter_depth(c), O]).
+// `seed` .. `seed + 2` draw x, w and dy.
+void check_family_adjoint(const char *forward, const char *input_gradient, const char *filter_gradient,
+                          const std::function<ConvConfig(ConvConfig)> &adapt,
+                          const std::function<int64_t(const ConvConfig &)> &filter_depth, uint32_t seed) {
     for (const char *format : {"NHWC", "NCHW"})
-        for (const ConvConfig &c : kConvConfigs) {
+        for (const ConvConfig &config : kConvConfigs) {
+            const ConvConfig c = adapt(config);
             const DataType t = DataType::kDouble;
-            Tensor x = random_tensor(t, in_format({c.N, c.H, c.W, c.C}, format), 1);
-            Tensor w = random_tensor(t, {c.FH, c.FW, c.C / c.groups, c.O}, 2);
-            Tensor y = Call("Conv2D", conv_attrs(c, format)).input("input", x).input("filter", w).run()[0];
-            Tensor dy = random_tensor(t, y.shape(), 3);
-            Tensor dx = Call("Conv2DBackpropInput", conv_attrs(c, format))
+            Tensor x = random_tensor(t, in_format({c.N, c.H, c.W, c.C}, format), seed);
+            Tensor w = random_tensor(t, {c.FH, c.FW, filter_depth(c), c.O}, seed + 1);
+            Tensor y = Call(forward, conv_attrs(c, format)).input("input", x).input("filter", w).run()[0];
+            Tensor dy = random_tensor(t, y.shape(), seed + 2);
+            Tensor dx = Call(input_gradient, conv_attrs(c, format))
                             .input("input_sizes", int32_vector(x.shape()))
                             .input("filter", w)
                             .input("out_backprop", dy)
                             .run()[0];
-            Tensor dw = Call("Conv2DBackpropFilter", conv_attrs(c, format))
+            Tensor dw = Call(filter_gradient, conv_attrs(c, format))
                             .input("input", x)
                             .input("filter_sizes", int32_vector(w.shape()))
                             .input("out_backprop", dy)
                             .run()[0];
-            const double forward = dot(y, dy), input = dot(x, dx), filter = dot(w, dw);
-            INFO(format << " H" << c.H << " W" << c.W << " C" << c.C << " groups " << c.groups << " " << c.padding);
-            CHECK(std::fabs(forward - input) <= 1e-11 * std::max(1.0, std::fabs(forward)));
-            CHECK(std::fabs(forward - filter) <= 1e-11 * std::max(1.0, std::fabs(forward)));
+            const double forward_dot = dot(y, dy), input = dot(x, dx), filter = dot(w, dw);
+            INFO(forward << " " << format << " H" << c.H << " W" << c.W << " C" << c.C << " O" << c.O << " groups "
+                         << c.groups << " " << c.padding);
+            CHECK(std::fabs(forward_dot - input) <= 1e-11 * std::max(1.0, std::fabs(forward_dot)));
+            CHECK(std::fabs(forward_dot - filter) <= 1e-11 * std::max(1.0, std::fabs(forward_dot)));
         }
 }
 
+}  // namespace
+
+TEST_CASE("adjoint identities of the dense convolution gradients", "[properties]") {
+    check_family_adjoint(
+        "Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", [](ConvConfig c) { return c; },
+        [](const ConvConfig &c) { return c.C / c.groups; }, 1);
+}
+
 TEST_CASE("adjoint identities of the depthwise convolution gradients", "[properties]") {
-    for (const char *format : {"NHWC", "NCHW"})
-        for (ConvConfig c : kConvConfigs) {
-            c.sw = c.sh;  // depthwise strides are equal in rows and columns
+    check_family_adjoint(
+        "DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropFilter",
+        [](ConvConfig c) {
+            c.sw = c.sh;        // depthwise strides are equal in rows and columns
             c.O = c.O % 3 + 1;  // depth multiplier 1..3
-            const DataType t = DataType::kDouble;
-            Tensor x = random_tensor(t, in_format({c.N, c.H, c.W, c.C}, format), 4);
-            Tensor w = random_tensor(t, {c.FH, c.FW, c.C, c.O}, 5);
-            Tensor y = Call("DepthwiseConv2dNative", conv_attrs(c, format)).input("input", x).input("filter", w).run()[0];
-            Tensor dy = random_tensor(t, y.shape(), 6);
-            Tensor dx = Call("DepthwiseConv2dNativeBackpropInput", conv_attrs(c, format))
-                            .input("input_sizes", int32_vector(x.shape()))
-                            .input("filter", w)
-                            .input("out_backprop", dy)
-                            .run()[0];
-            Tensor dw = Call("DepthwiseConv2dNativeBackpropFilter", conv_attrs(c, format))
-                            .input("input", x)
-                            .input("filter_sizes", int32_vector(w.shape()))
-                            .input("out_backprop", dy)
-                            .run()[0];
-            const double forward = dot(y, dy), input = dot(x, dx), filter = dot(w, dw);
-            INFO(format << " H" << c.H << " W" << c.W << " C" << c.C << " M" << c.O << " " << c.padding);
-            CHECK(std::fabs(forward - input) <= 1e-11 * std::max(1.0, std::fabs(forward)));
-            CHECK(std::fabs(forward - filter) <= 1e-11 * std::max(1.0, std::fabs(forward)));
-        }
+            c.groups = 1;
+            return c;
+        },
+        [](const ConvConfig &c) { return c.C; }, 4);
 }
 
 TEST_CASE("adjoint identity of fractional average pooling", "[properties]") {
