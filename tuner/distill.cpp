@@ -230,16 +230,19 @@ std::optional<std::map<size_t, json>> time_side_by_side(const Trial &first,
     return result_of;
 }
 
-// Where the log's best setting for a shape is not its committed record, or
-// is the record only by a trial timed beside an outlier generic timing
-// (kGenericOutlier), times the `options.remeasure` best settings of the log
-// and the committed one again, side by side in one measuring process per shape, and points
-// `best` at the fastest (a copy of its trial with the new times, kept in
-// `remeasured`): a record changes only for a setting that beats it side by
-// side by kRecordMargin. A shape whose settings fail to compile or to measure keeps the log's
-// choice.
-void remeasure(const std::vector<const Trial *> &usable, const DistillOptions &options, const std::string &klass,
-               std::map<std::string, const Trial *> *best, std::deque<Trial> *remeasured) {
+// The settings distill times side by side, per shape whose log's best
+// setting is not its committed record, or is the record only by a trial
+// timed beside an outlier generic timing (kGenericOutlier): the log's
+// `options.remeasure` best settings and the record; each setting compiled
+// once.
+struct Contenders {
+    std::map<std::string, std::vector<Trial>> of_shape;  // record key -> settings, the log's best first
+    std::vector<Candidate> candidates;                   // every setting, compiled once
+    std::map<std::string, size_t> compiled_index;        // function name -> index in candidates
+};
+
+Contenders pick_contenders(const std::vector<const Trial *> &usable, const DistillOptions &options,
+                           const std::map<std::string, Knobs> &committed) {
     std::map<std::string, std::vector<const Trial *>> by_key;  // the best trial of each setting
     for (const Trial *t : usable) {
         std::vector<const Trial *> &settings = by_key[record_key(*t)];
@@ -248,12 +251,8 @@ void remeasure(const std::vector<const Trial *> &usable, const DistillOptions &o
         if (same == settings.end()) settings.push_back(t);
         else if (relative_time(*t) < relative_time(**same)) *same = t;
     }
-    const std::map<std::string, Knobs> committed = committed_knobs(usable, options, klass);
     const std::map<std::string, double> generic = median_generic(usable);
-    // Per shape, the settings to time: the log's best few and the record.
-    std::map<std::string, std::vector<Trial>> contenders;
-    std::vector<Candidate> candidates;             // every setting, compiled once
-    std::map<std::string, size_t> compiled_index;  // function name -> index in candidates
+    Contenders c;
     for (auto &[key, settings] : by_key) {
         std::stable_sort(settings.begin(), settings.end(),
                          [](const Trial *a, const Trial *b) { return relative_time(*a) < relative_time(*b); });
@@ -261,80 +260,92 @@ void remeasure(const std::vector<const Trial *> &usable, const DistillOptions &o
         const bool flattered = settings.front()->generic_median_ms > kGenericOutlier * generic.at(key);
         if (record != committed.end() && record->second == settings.front()->knobs && !flattered)
             continue;  // the log agrees with the record
-        std::vector<Trial> &list = contenders[key];
+        std::vector<Trial> list;
         for (const Trial *t : settings) {
             if (static_cast<int>(list.size()) >= options.remeasure) break;
             list.push_back(*t);
         }
-        if (record != committed.end()) {
-            bool listed = false;
-            for (const Trial &t : list) listed = listed || t.knobs == record->second;
-            if (!listed) {
-                Trial t = *settings.front();
-                t.knobs = record->second;
-                list.push_back(t);
-            }
+        if (record != committed.end() &&
+            std::none_of(list.begin(), list.end(), [&](const Trial &t) { return t.knobs == record->second; })) {
+            Trial t = *settings.front();
+            t.knobs = record->second;
+            list.push_back(t);
         }
-        if (list.size() < 2) {
-            contenders.erase(key);
-            continue;
-        }
+        if (list.size() < 2) continue;
         for (const Trial &t : list) {
-            Candidate c{t.op, t.device, t.structure, t.knobs};
-            if (compiled_index.emplace(c.function_name(), candidates.size()).second) candidates.push_back(c);
+            Candidate candidate{t.op, t.device, t.structure, t.knobs};
+            if (c.compiled_index.emplace(candidate.function_name(), c.candidates.size()).second)
+                c.candidates.push_back(candidate);
         }
+        c.of_shape[key] = std::move(list);
     }
-    if (candidates.empty()) return;
-    std::cerr << "gradtune distill: " << contenders.size()
+    return c;
+}
+
+// Picks one shape's setting from its side-by-side medians (`result_of`:
+// index in `settings` -> result): the fastest, unless the committed record
+// (`kept`) is within kRecordMargin of it, so that records do not flip
+// between settings within the noise. Says what it chose, with every median.
+size_t pick_fastest(const std::vector<Trial> &settings, const std::map<size_t, json> &result_of,
+                    std::optional<size_t> kept) {
+    auto median = [&](size_t i) { return result_of.at(i).at("median_ms").get<double>(); };
+    size_t fastest = result_of.begin()->first;
+    for (const auto &[i, r] : result_of)
+        if (median(i) < median(fastest)) fastest = i;
+    if (kept && median(fastest) * kRecordMargin > median(*kept)) fastest = *kept;
+    char faster[64] = "";
+    if (kept && fastest != *kept)
+        std::snprintf(faster, sizeof faster, ", %.2fx the committed record's speed", median(*kept) / median(fastest));
+    std::string medians;  // every setting's, so that a note can quote the margins
+    for (const auto &[i, r] : result_of) {
+        char one[64];
+        std::snprintf(one, sizeof one, "%s%s%.3f", medians.empty() ? "" : ", ", kept && i == *kept ? "record " : "",
+                      median(i));
+        medians += one;
+    }
+    const bool replaced = !kept || fastest != *kept;
+    std::cerr << "gradtune distill: " << settings.front().op << " " << settings.front().shape_id
+              << ": side by side with " << settings.size() - 1 << " other(s), "
+              << (replaced ? "setting " + std::to_string(fastest + 1) + " of the log's best" + faster
+                           : std::string("the committed record stays"))
+              << " (medians, ms: " << medians << ")\n";
+    return fastest;
+}
+
+// Times the contenders (pick_contenders) again, side by side in one
+// measuring process per shape, and points `best` at each shape's pick
+// (pick_fastest: a copy of its trial with the new times, kept in
+// `remeasured`). A shape whose settings fail to compile or to measure keeps
+// the log's choice.
+void remeasure(const std::vector<const Trial *> &usable, const DistillOptions &options, const std::string &klass,
+               std::map<std::string, const Trial *> *best, std::deque<Trial> *remeasured) {
+    const std::map<std::string, Knobs> committed = committed_knobs(usable, options, klass);
+    const Contenders contenders = pick_contenders(usable, options, committed);
+    if (contenders.candidates.empty()) return;
+    std::cerr << "gradtune distill: " << contenders.of_shape.size()
               << " shape(s) whose best in the log is not the record, or is by an outlier generic timing: "
-              << "compiling " << candidates.size() << " setting(s) to time them side by side\n";
-    const std::vector<CompiledCandidate> compiled = compile_candidates(candidates, options.work_dir, 2);
+              << "compiling " << contenders.candidates.size() << " setting(s) to time them side by side\n";
+    const std::vector<CompiledCandidate> compiled = compile_candidates(contenders.candidates, options.work_dir, 2);
     int changed = 0, timed = 0;
-    for (const auto &[key, settings] : contenders) {
+    for (const auto &[key, settings] : contenders.of_shape) {
         std::vector<const CompiledCandidate *> compiled_settings;
-        for (const Trial &t : settings)
-            compiled_settings.push_back(
-                &compiled[compiled_index.at(Candidate{t.op, t.device, t.structure, t.knobs}.function_name())]);
-        const std::optional<std::map<size_t, json>> timed_settings =
+        std::optional<size_t> kept;  // the committed record's index in `settings`
+        for (size_t i = 0; i < settings.size(); i++) {
+            const Trial &t = settings[i];
+            compiled_settings.push_back(&compiled[contenders.compiled_index.at(
+                Candidate{t.op, t.device, t.structure, t.knobs}.function_name())]);
+            if (committed.count(key) && committed.at(key) == t.knobs) kept = i;
+        }
+        const std::optional<std::map<size_t, json>> result_of =
             time_side_by_side(settings.front(), compiled_settings, options);
-        if (!timed_settings) continue;
-        const std::map<size_t, json> &result_of = *timed_settings;
-        std::optional<size_t> fastest, kept;
-        for (const auto &[i, r] : result_of) {
-            if (!fastest || r.at("median_ms").get<double>() < result_of.at(*fastest).at("median_ms").get<double>())
-                fastest = i;
-            if (committed.count(key) && committed.at(key) == settings[i].knobs) kept = i;
-        }
-        if (!fastest) continue;
-        // Near-ties keep the record: a challenger must beat it by the margin
-        // in this run, or records would flip between settings within the noise.
-        if (kept && result_of.at(*fastest).at("median_ms").get<double>() * kRecordMargin >
-                        result_of.at(*kept).at("median_ms").get<double>())
-            fastest = kept;
-        const json &fastest_result = result_of.at(*fastest);
+        if (!result_of || result_of->empty()) continue;
+        if (kept && !result_of->count(*kept)) kept.reset();  // the record failed to measure
+        const size_t fastest = pick_fastest(settings, *result_of, kept);
         timed++;
-        Trial t = settings[*fastest];
-        read_measurement(fastest_result, &t);
+        changed += !kept || fastest != *kept;
+        Trial t = settings[fastest];
+        read_measurement(result_of->at(fastest), &t);
         t.timestamp = now_utc();
-        char faster[64] = "";
-        if (kept && *fastest != *kept)
-            std::snprintf(faster, sizeof faster, ", %.2fx the committed record's speed",
-                          result_of.at(*kept).at("median_ms").get<double>() / t.median_ms);
-        const bool replaced = !kept || *fastest != *kept;
-        changed += replaced;
-        // Every setting's median, so that a note can quote the margins.
-        std::string medians;
-        for (const auto &[i, r] : result_of) {
-            char one[64];
-            std::snprintf(one, sizeof one, "%s%s%.3f", medians.empty() ? "" : ", ", kept && i == *kept ? "record " : "",
-                          r.at("median_ms").get<double>());
-            medians += one;
-        }
-        std::cerr << "gradtune distill: " << t.op << " " << t.shape_id << ": side by side with " << settings.size() - 1
-                  << " other(s), "
-                  << (replaced ? "setting " + std::to_string(*fastest + 1) + " of the log's best" + faster
-                               : std::string("the committed record stays"))
-                  << " (medians, ms: " << medians << ")\n";
         remeasured->push_back(t);
         (*best)[key] = &remeasured->back();
     }
