@@ -210,6 +210,42 @@ TEST_CASE("on a CPU without the build machine's features tuned records give way 
     CHECK(st.message().find("compiled only for the build machine's CPU") != std::string::npos);
 }
 
+TEST_CASE("a thread's recent selections are reused only for calls of the same kind", "[dispatch]") {
+    // The build's own tables: every measured shape, and each with its rows
+    // and columns one larger (served by the nearest record), more calls than
+    // a thread keeps, asked in three orders. Each cached answer must be the
+    // one the table gives when asked afresh.
+    std::vector<CallInfo> calls;
+    for (const TunedShape &t : tuned_shapes()) {
+        const Kernel &k = kernels()[t.kernel];
+        if (k.device != Device::cpu) continue;
+        CallInfo call;
+        call.op = k.op;
+        call.dtype = k.dtype;
+        call.data_format = k.data_format;
+        for (const auto &[name, value] : t.structure) call.structure[name] = value;
+        call.padding = t.padding;
+        for (const auto &[name, value] : t.shape) call.shape[name] = value;
+        calls.push_back(call);
+        call.shape["H"]++;
+        call.shape["W"]++;
+        calls.push_back(call);
+    }
+    REQUIRE(calls.size() > 16);
+    for (int round = 0; round < 3; round++) {
+        for (size_t i = 0; i < calls.size(); i++) {
+            const CallInfo &call = calls[(i * (2 * round + 1)) % calls.size()];
+            Selection cached, fresh;
+            REQUIRE(select_kernel(call, {}, &cached).ok());
+            REQUIRE(select_kernel(call, {}, kernels(), tuned_shapes(), &fresh, tuned_cpu_variants_usable()).ok());
+            INFO(call.op << " " << shape_key(call.padding, call.shape));
+            CHECK(cached.name == fresh.name);
+            CHECK(cached.tier == fresh.tier);
+            CHECK(cached.why == fresh.why);
+        }
+    }
+}
+
 TEST_CASE("a forced variant must fit the call", "[dispatch]") {
     Table t;
     Selection s;

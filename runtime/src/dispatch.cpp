@@ -1,7 +1,6 @@
 #include "dispatch.h"
 
-#include "halide_call.h"
-
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -9,6 +8,8 @@
 #include <limits>
 #include <mutex>
 #include <sstream>
+
+#include "halide_call.h"
 
 namespace gradtune::internal {
 
@@ -94,9 +95,25 @@ bool fits(const Kernel &kernel, const CallInfo &call, Device device) {
     return true;
 }
 
+OpIndex index_by_op(const std::vector<Kernel> &kernels, const std::vector<TunedShape> &tuned) {
+    OpIndex index;
+    for (size_t i = 0; i < kernels.size(); i++) index[kernels[i].op].kernels.push_back(i);
+    for (size_t i = 0; i < tuned.size(); i++) index[kernels[tuned[i].kernel].op].tuned.push_back(i);
+    return index;
+}
+
 Status select_kernel(const CallInfo &call, const RunOptions &options, const std::vector<Kernel> &kernels,
                      const std::vector<TunedShape> &tuned, Selection *selection, bool tuned_usable) {
+    return select_kernel(call, options, kernels, tuned, index_by_op(kernels, tuned), selection, tuned_usable);
+}
+
+Status select_kernel(const CallInfo &call, const RunOptions &options, const std::vector<Kernel> &kernels,
+                     const std::vector<TunedShape> &tuned, const OpIndex &index, Selection *selection,
+                     bool tuned_usable) {
     const Device device = options.device;
+    static const OpEntries kNoEntries;
+    const auto of_op = index.find(call.op);
+    const OpEntries &entries = of_op == index.end() ? kNoEntries : of_op->second;
     auto runs_here = [&](const Kernel &k) { return tuned_usable || !k.tuned_targets_only; };
     if (options.external_kernel) {
         const ExternalKernel &k = *options.external_kernel;
@@ -135,7 +152,8 @@ Status select_kernel(const CallInfo &call, const RunOptions &options, const std:
     const TunedShape *nearest = nullptr, *transferred = nullptr;
     double best = std::numeric_limits<double>::infinity();
     int candidates = 0;
-    for (const TunedShape &t : tuned) {
+    for (size_t i : entries.tuned) {
+        const TunedShape &t = tuned[i];
         const Kernel &k = kernels[t.kernel];
         if (!fits(k, call, device) || !same_structure(t, call)) continue;
         if (!runs_here(k)) continue;
@@ -174,15 +192,18 @@ Status select_kernel(const CallInfo &call, const RunOptions &options, const std:
     // The most specific structure default that fits: one for 3x3 stride 2
     // before one for any filter at stride 2 (whatever the table's order).
     const Kernel *fallback = nullptr;
-    for (const Kernel &k : kernels)
+    for (size_t i : entries.kernels) {
+        const Kernel &k = kernels[i];
         if (k.structure_default && fits(k, call, device) && (!fallback || k.fixed_count() > fallback->fixed_count()))
             fallback = &k;
+    }
     if (fallback) {
         *selection = {fallback->function, fallback->name, Tier::structure_default,
                       "the structure default (schedules/defaults)"};
         return Status::OK();
     }
-    for (const Kernel &k : kernels) {
+    for (size_t i : entries.kernels) {
+        const Kernel &k = kernels[i];
         if (k.generic() && fits(k, call, device)) {
             *selection = {k.function, k.name, Tier::generic, "no tuned variant for this structure"};
             return Status::OK();
@@ -192,9 +213,43 @@ Status select_kernel(const CallInfo &call, const RunOptions &options, const std:
                          " for T=" + call.dtype + " data_format=" + call.data_format);
 }
 
+namespace {
+
+// A selection made for a call, kept for the next calls of the same kind.
+struct RecentSelection {
+    CallInfo call;  // op, dtype, layout, structure, padding and shape: all a selection depends on
+    Device device = Device::cpu;
+    Selection selection;
+};
+
+bool same_kind(const CallInfo &a, const CallInfo &b) {
+    return a.op == b.op && a.dtype == b.dtype && a.data_format == b.data_format && a.padding == b.padding &&
+           a.structure == b.structure && a.shape == b.shape;
+}
+
+}  // namespace
+
 Status select_kernel(const CallInfo &call, const RunOptions &options, Selection *selection) {
-    return select_kernel(call, options, kernels(), tuned_shapes(), selection,
-                         options.device != Device::cpu || tuned_cpu_variants_usable());
+    static const OpIndex index = index_by_op(kernels(), tuned_shapes());
+    const bool tuned_usable = options.device != Device::cpu || tuned_cpu_variants_usable();
+    if (!options.variant.empty() || options.external_kernel)
+        return select_kernel(call, options, kernels(), tuned_shapes(), index, selection, tuned_usable);
+    // Each thread keeps its last few selections: a training step calls the
+    // same shapes over and over, and the scan of an op's records costs a few
+    // microseconds, a fifth of a small call. The tables are fixed for the
+    // process's life, so a selection never goes stale.
+    constexpr size_t kRecent = 8;
+    thread_local std::array<RecentSelection, kRecent> recent;
+    thread_local size_t next = 0;
+    for (const RecentSelection &r : recent)
+        if (r.device == options.device && r.selection.function && same_kind(r.call, call)) {
+            *selection = r.selection;
+            return Status::OK();
+        }
+    GRADTUNE_RETURN_IF_ERROR(select_kernel(call, options, kernels(), tuned_shapes(), index, selection, tuned_usable));
+    recent[next] = {call, options.device, *selection};
+    next = (next + 1) % kRecent;
+    return Status::OK();
 }
 
 bool verbose_enabled() {

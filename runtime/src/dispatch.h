@@ -14,6 +14,8 @@
 // (Kernel::tuned_targets_only), the first three tiers are skipped.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -42,6 +44,19 @@ Status select_kernel(const CallInfo &call, const RunOptions &options, Selection 
 // tuned-only kernels may run on this CPU.
 Status select_kernel(const CallInfo &call, const RunOptions &options, const std::vector<Kernel> &kernels,
                      const std::vector<TunedShape> &tuned, Selection *selection, bool tuned_usable = true);
+
+// One op's entries in the tables (indices into kernels and tuned shapes), so
+// that a call scans only its own op's: a few dozen entries, not every op's
+// hundreds, on every call.
+struct OpEntries {
+    std::vector<size_t> kernels, tuned;
+};
+using OpIndex = std::map<std::string, OpEntries, std::less<>>;
+OpIndex index_by_op(const std::vector<Kernel> &kernels, const std::vector<TunedShape> &tuned);
+// The same with the tables' index by op (index_by_op of the same tables).
+Status select_kernel(const CallInfo &call, const RunOptions &options, const std::vector<Kernel> &kernels,
+                     const std::vector<TunedShape> &tuned, const OpIndex &index, Selection *selection,
+                     bool tuned_usable);
 
 // Whether `kernel` can run `call` on `device`.
 bool fits(const Kernel &kernel, const CallInfo &call, Device device);
