@@ -107,14 +107,13 @@ Status select_kernel(const CallInfo &call, const RunOptions &options, const std:
     return select_kernel(call, options, kernels, tuned, index_by_op(kernels, tuned), selection, tuned_usable);
 }
 
-Status select_kernel(const CallInfo &call, const RunOptions &options, const std::vector<Kernel> &kernels,
-                     const std::vector<TunedShape> &tuned, const OpIndex &index, Selection *selection,
-                     bool tuned_usable) {
+namespace {
+
+// The caller's choice: an external kernel (the tuner's) or a variant forced
+// by name (RunOptions::variant); it must fit the call.
+Status select_forced(const CallInfo &call, const RunOptions &options, const std::vector<Kernel> &kernels,
+                     bool tuned_usable, Selection *selection) {
     const Device device = options.device;
-    static const OpEntries kNoEntries;
-    const auto of_op = index.find(call.op);
-    const OpEntries &entries = of_op == index.end() ? kNoEntries : of_op->second;
-    auto runs_here = [&](const Kernel &k) { return tuned_usable || !k.tuned_targets_only; };
     if (options.external_kernel) {
         const ExternalKernel &k = *options.external_kernel;
         Kernel view{call.op.c_str(), k.name.c_str(), k.device, k.dtype.c_str(), k.data_format.c_str(), {}, "",
@@ -125,25 +124,30 @@ Status select_kernel(const CallInfo &call, const RunOptions &options, const std:
         *selection = {k.function, k.name, Tier::external, "external kernel"};
         return Status::OK();
     }
-    if (!options.variant.empty()) {
-        for (const Kernel &k : kernels) {
-            if (options.variant != k.name) continue;
-            if (!fits(k, call, device))
-                return InvalidArgument("variant " + options.variant + " does not fit this call (" + call.op + " " +
-                                       to_string(device) + " T=" + call.dtype + " data_format=" + call.data_format +
-                                       " " + structure_text(call.structure) + ")");
-            if (!runs_here(k))
-                return Unimplemented("variant " + options.variant +
-                                     " is a tuned record, compiled only for the build machine's CPU (GRADTUNE_TUNED_CPU_TARGETS); "
-                                     "this CPU (or GRADTUNE_MAX_CPU_ISA) lacks its features");
-            *selection = {k.function, k.name, Tier::forced, "RunOptions::variant"};
-            return Status::OK();
-        }
-        return InvalidArgument("no variant named " + options.variant + " in this build");
+    for (const Kernel &k : kernels) {
+        if (options.variant != k.name) continue;
+        if (!fits(k, call, device))
+            return InvalidArgument("variant " + options.variant + " does not fit this call (" + call.op + " " +
+                                   to_string(device) + " T=" + call.dtype + " data_format=" + call.data_format + " " +
+                                   structure_text(call.structure) + ")");
+        if (!tuned_usable && k.tuned_targets_only)
+            return Unimplemented(
+                "variant " + options.variant +
+                " is a tuned record, compiled only for the build machine's CPU (GRADTUNE_TUNED_CPU_TARGETS); "
+                "this CPU (or GRADTUNE_MAX_CPU_ISA) lacks its features");
+        *selection = {k.function, k.name, Tier::forced, "RunOptions::variant"};
+        return Status::OK();
     }
+    return InvalidArgument("no variant named " + options.variant + " in this build");
+}
 
-    // Measured shapes with the call's structure. Each is served by its tuned
-    // kernel, or by the generic one where that measured faster.
+// The measured shapes with the call's structure (the op's `tuned` entries):
+// this very shape on this machine's class, then on another class, then the
+// nearest shape. Each is served by its tuned kernel, or by the generic one
+// where that measured faster. False when no measured shape has the structure.
+bool select_measured(const CallInfo &call, Device device, const std::vector<Kernel> &kernels,
+                     const std::vector<TunedShape> &tuned, const OpEntries &entries, bool tuned_usable,
+                     Selection *selection) {
     const std::string own = target_class();
     auto served_by = [&](const TunedShape &t) {
         return std::string(kernels[t.kernel].generic() ? "the generic variant measured fastest on " : "tuned on ") +
@@ -156,7 +160,7 @@ Status select_kernel(const CallInfo &call, const RunOptions &options, const std:
         const TunedShape &t = tuned[i];
         const Kernel &k = kernels[t.kernel];
         if (!fits(k, call, device) || !same_structure(t, call)) continue;
-        if (!runs_here(k)) continue;
+        if (!tuned_usable && k.tuned_targets_only) continue;
         candidates++;
         const bool mine = own == t.source_class;
         if (same_shape(t, call)) {
@@ -164,7 +168,7 @@ Status select_kernel(const CallInfo &call, const RunOptions &options, const std:
                 *selection = {k.function, k.name, Tier::exact,
                               k.generic() ? "the generic variant measured fastest for this shape"
                                           : "tuned for this shape"};
-                return Status::OK();
+                return true;
             }
             if (!transferred) transferred = &t;
             continue;
@@ -180,15 +184,30 @@ Status select_kernel(const CallInfo &call, const RunOptions &options, const std:
         const Kernel &k = kernels[transferred->kernel];
         *selection = {k.function, k.name, Tier::transferred,
                       served_by(*transferred) + " for this shape, compiled for this machine"};
-        return Status::OK();
+        return true;
     }
     if (nearest) {
         const Kernel &k = kernels[nearest->kernel];
         *selection = {k.function, k.name, Tier::nearest,
                       served_by(*nearest) + " for " + shape_key(nearest->padding, shape_map(*nearest)) +
                           ", the nearest of " + std::to_string(candidates) + " measured shape(s) with this structure"};
-        return Status::OK();
+        return true;
     }
+    return false;
+}
+
+}  // namespace
+
+Status select_kernel(const CallInfo &call, const RunOptions &options, const std::vector<Kernel> &kernels,
+                     const std::vector<TunedShape> &tuned, const OpIndex &index, Selection *selection,
+                     bool tuned_usable) {
+    if (options.external_kernel || !options.variant.empty())
+        return select_forced(call, options, kernels, tuned_usable, selection);
+    const Device device = options.device;
+    static const OpEntries kNoEntries;
+    const auto of_op = index.find(call.op);
+    const OpEntries &entries = of_op == index.end() ? kNoEntries : of_op->second;
+    if (select_measured(call, device, kernels, tuned, entries, tuned_usable, selection)) return Status::OK();
     // The most specific structure default that fits: one for 3x3 stride 2
     // before one for any filter at stride 2 (whatever the table's order).
     const Kernel *fallback = nullptr;
