@@ -59,6 +59,8 @@ Status run_single_output(const Outputs &outputs, Compute compute) {
 //                         // options, as references (no copy per call)
 //       struct Values;    // the same, owned (a by-name call's), with
 //                         //   Args args() const;
+//                         // (a convolution op inherits Values and Unpack
+//                         // from ConvolutionDefinition, below)
 //       struct Prepared;  // what Prepare() found: `info` (the CallInfo,
 //                         // whose output_dtypes[0] / output_shapes[0] are
 //                         // the output's) and the op's geometry
