@@ -139,11 +139,17 @@ inline std::vector<DenseConvCase> dense_conv_sweep(const DenseSweep &sweep) {
 }
 
 // Run-time sizes {N, H, W, C, O} (C and O per group) for a dense variant
-// whose structure is fixed, each in every padding mode; where the variant
-// leaves the filter size to the call, it cycles through `filters`.
+// whose structure is fixed, each in every padding mode: the edge sizes both
+// dense gradients run (one pixel, odd sizes, channels around the 16- and
+// 32-lane tiles, an empty batch), plus the op's own `extra` sizes. Where the
+// variant leaves the filter size to the call, it cycles through `filters`.
 inline std::vector<DenseConvCase> dense_conv_specialised(const VariantInfo &v,
-                                                         const std::vector<std::array<int64_t, 5>> &sizes,
+                                                         const std::vector<std::array<int64_t, 5>> &extra,
                                                          const std::vector<std::pair<int64_t, int64_t>> &filters) {
+    std::vector<std::array<int64_t, 5>> sizes = {{1, 1, 1, 1, 1},   {1, 2, 3, 3, 2},   {2, 7, 9, 17, 9},
+                                                 {1, 3, 2, 16, 16}, {2, 5, 5, 33, 64}, {1, 12, 11, 48, 40},
+                                                 {3, 9, 8, 32, 32}, {0, 4, 4, 8, 8}};
+    sizes.insert(sizes.end(), extra.begin(), extra.end());
     std::vector<DenseConvCase> cases;
     auto fixed = [&](const char *name, int64_t otherwise) {
         return v.structure.at(name) ? v.structure.at(name) : otherwise;
