@@ -440,12 +440,8 @@ void check_adjoint(const ConvOp<Case> &gradient, Forward forward, const std::vec
 inline void check_depthwise_golden_through(const ConvOp<DepthwiseCase> &gradient) {
     const DepthwiseCase k{1, 2, 3, 2, 2, 2, 2, 1, 1, 1, "VALID", {}};
     const std::vector<double> golden = {196, 216, 272, 296, 252, 280, 344, 376};
-    ConvOperands o;
-    o.w = k.windows();
-    o.valid = true;
-    o.in_shape = k.in_shape();
-    o.filter_shape = k.filter_shape();
-    o.out_shape = k.out_shape(o.w);
+    ConvOperands o = conv_operands(k, DataType::kDouble, 0);  // the shapes; values replaced below
+    REQUIRE(o.valid);
     o.x = iota(NumElements(o.in_shape));
     o.f = iota(NumElements(o.filter_shape));
     REQUIRE(NumElements(o.out_shape) == static_cast<int64_t>(golden.size()));
