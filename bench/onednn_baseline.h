@@ -1,4 +1,4 @@
-// oneDNN as a baseline for the benchmark report (DESIGN.md "Measuring"):
+// oneDNN as a baseline for the benchmark report (docs/design.md section 7):
 // the same suite call as a oneDNN convolution backward-data or
 // backward-weights primitive (depthwise = groups of one channel), either on
 // TF's layouts as given (what a framework handing over its tensors gets) or

@@ -1,6 +1,7 @@
 // This machine's rooflines, measured by the benchmark itself before the
-// suite runs (spec/benchmark-shapes.md: FMA peak and DRAM bandwidth), so
-// that every row can say what fraction of its bound it reaches.
+// suite runs (docs/benchmark-shapes.md section 2: FMA peak and DRAM
+// bandwidth), so that every row can say what fraction of its bound it
+// reaches.
 #pragma once
 
 namespace gradtune::bench {

@@ -1,4 +1,4 @@
-// Conv2DBackpropFilter (spec/tf-ops.md section 7): the gradient of a
+// Conv2DBackpropFilter (docs/tf-ops.md section 7): the gradient of a
 // (grouped, strided, dilated) 2-D convolution with respect to its filter,
 //   dF[fh,fw,ci,o] = sum over n, oh, ow of
 //       out_backprop[n,oh,ow,o] * input[n, oh*sh - pad_top + fh*dh, ow*sw - pad_left + fw*dw, g*Cg + ci]

@@ -1,4 +1,4 @@
-// Conv2DBackpropInput (spec/tf-ops.md section 6): the gradient of a (grouped,
+// Conv2DBackpropInput (docs/tf-ops.md section 6): the gradient of a (grouped,
 // strided, dilated) 2-D convolution with respect to its input,
 //   dIn[n,h,w,c] = sum over o of group(c), and over taps (fh, fw) with
 //                  oh*sh - pad_top + fh*dh == h and ow*sw - pad_left + fw*dw == w,

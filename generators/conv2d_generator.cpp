@@ -1,4 +1,4 @@
-// Conv2D (spec/tf-ops.md section 5): the forward convolution, with groups,
+// Conv2D (docs/tf-ops.md section 5): the forward convolution, with groups,
 //   out[n,oh,ow,o] = sum over (ci < Cg, fh, fw) of
 //                    input[n, oh*sh - pad_top + fh*dh, ow*sw - pad_left + fw*dw, g*Cg + ci] * filter[fh,fw,ci,o]
 // where Cg = filter depth, G = C_in / Cg groups and g = o / (C_out / G) is the

@@ -1,4 +1,4 @@
-// DepthwiseConv2dNativeBackpropFilter (spec/tf-ops.md section 4): the
+// DepthwiseConv2dNativeBackpropFilter (docs/tf-ops.md section 4): the
 // gradient of a depthwise convolution with respect to its filter,
 //   dF[fh,fw,c,m] = sum over n, oh, ow of
 //                   out_backprop[n,oh,ow,c*M+m] * input[n, oh*s - pad_top + fh*dh, ow*s - pad_left + fw*dw, c]

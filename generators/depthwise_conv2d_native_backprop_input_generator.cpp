@@ -1,4 +1,4 @@
-// DepthwiseConv2dNativeBackpropInput (spec/tf-ops.md section 3): the gradient
+// DepthwiseConv2dNativeBackpropInput (docs/tf-ops.md section 3): the gradient
 // of a depthwise convolution with respect to its input,
 //   dIn[n,h,w,c] = sum over m, and over taps (fh, fw) with
 //                  oh*s - pad_top + fh*dh == h and ow*s - pad_left + fw*dw == w,

@@ -1,4 +1,4 @@
-// DepthwiseConv2dNative (spec/tf-ops.md section 2): the forward depthwise
+// DepthwiseConv2dNative (docs/tf-ops.md section 2): the forward depthwise
 // convolution,
 //   out[n,oh,ow,c*M+m] = sum over taps (fh, fw) of
 //                        input[n, oh*s - pad_top + fh*dh, ow*s - pad_left + fw*dw, c] * filter[fh,fw,c,m]

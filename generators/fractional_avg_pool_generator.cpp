@@ -1,4 +1,4 @@
-// FractionalAvgPool (spec/tf-ops.md section 8), the pooling itself: the mean
+// FractionalAvgPool (docs/tf-ops.md section 8), the pooling itself: the mean
 // of every cell of the pooling sequences,
 //   rows  row_seq[r] .. min(overlapping ? row_seq[r+1] : row_seq[r+1] - 1, H - 1)
 //   cols  col_seq[c] .. min(overlapping ? col_seq[c+1] : col_seq[c+1] - 1, W - 1)

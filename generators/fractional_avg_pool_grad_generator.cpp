@@ -1,4 +1,4 @@
-// FractionalAvgPoolGrad (spec/tf-ops.md section 9): the gradient of
+// FractionalAvgPoolGrad (docs/tf-ops.md section 9): the gradient of
 // FractionalAvgPool. Every out_backprop cell (b, r, c) spreads its value
 // evenly over the input pixels its pooling cell covers:
 //   rows  row_seq[r] .. min(overlapping ? row_seq[r+1] : row_seq[r+1] - 1, H - 1)

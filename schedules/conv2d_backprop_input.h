@@ -5,8 +5,9 @@
 // generators alone).
 //
 // The op is compute bound (24-490 FLOP/byte on the ResNet-50 layers of
-// spec/benchmark-shapes.md), so the CPU space is about keeping the FMA units
-// busy (notes/halide-lessons.md: a direct formulation reached 93% of peak):
+// docs/benchmark-shapes.md section 2), so the CPU space is about keeping the
+// FMA units busy (docs/halide-lessons.md section 1: a direct formulation
+// reached 93% of peak):
 //   - a register tile of (vector_width * vectors_per_tile) channels (the
 //     vectorised, unit-stride dimension in NHWC) x tile_other columns x
 //     tile_y rows of dIn accumulates over the group's output channels and the

@@ -5,7 +5,7 @@
 // generators alone).
 //
 // TF has only a CPU kernel; gradtune compiles CUDA variants too (every op
-// runs on every device, DESIGN.md).
+// runs on every device, docs/design.md section 1).
 //
 // Structural parameter: overlapping (TF's bool attr) as 0 = from the call at
 // run time, 1 = false, 2 = true. T is float32, float64, int32 or int64 (TF's

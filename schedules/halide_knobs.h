@@ -1,6 +1,7 @@
 // Glue between a generator's knob GeneratorParams and the Halide-free knob
-// space (knob_space.h). Rule 2 of DESIGN.md: knobs are GeneratorParams with
-// the names the records use, so a record becomes `PARAMS knob=value ...`.
+// space (knob_space.h). docs/design.md section 4, rule 2: knobs are
+// GeneratorParams with the names the records use, so a record becomes
+// `PARAMS knob=value ...`.
 #pragma once
 
 #include "Halide.h"

@@ -111,9 +111,9 @@ struct KnobSpace {
     std::string check(const Knobs &knobs) const;
 };
 
-// Structural parameters fix TF attributes at compile time (rule 3 of
-// DESIGN.md). Every op has T (dtype) and data_format; the op adds integer
-// parameters whose value 0 means "taken from the call at run time".
+// Structural parameters fix TF attributes at compile time (docs/design.md
+// section 4, rule 3). Every op has T (dtype) and data_format; the op adds
+// integer parameters whose value 0 means "taken from the call at run time".
 struct Structure {
     std::string dtype;        // TF's name: float32, float64, float16, bfloat16, int32, int64
     std::string data_format;  // NHWC or NCHW

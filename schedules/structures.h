@@ -1,5 +1,6 @@
-// The structural parameters of the ops (DESIGN.md rule 3): TF attributes that
-// a variant may fix at compile time, 0 = taken from the call at run time.
+// The structural parameters of the ops (docs/design.md section 4, rule 3): TF
+// attributes that a variant may fix at compile time, 0 = taken from the call
+// at run time.
 // Each family of ops names its parameters once, in one X-macro table; from it
 // come the schema's structure_params, a typed struct read as
 // `f.filter_height` (Type::from(structure)), the map a runtime call reports

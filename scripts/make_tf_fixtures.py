@@ -9,8 +9,8 @@ The parent process never imports TensorFlow. It builds the case list
 (inputs, attrs; deterministic data), then runs every case in worker
 subprocesses under BOTH TF CPU paths:
 
-  native  TF_ENABLE_ONEDNN_OPTS=0  the Eigen kernels spec/tf-ops.md describes;
-                                   our reference semantics (spec section 0)
+  native  TF_ENABLE_ONEDNN_OPTS=0  the Eigen kernels docs/tf-ops.md describes;
+                                   our reference semantics (docs/tf-ops.md section 0)
   onednn  TF_ENABLE_ONEDNN_OPTS=1  pip TF's default: _Mkl* kernels for the convs
 
 (the variable must be set before TF is imported, hence subprocesses). A worker
@@ -28,12 +28,14 @@ groups, dilations and strides) on zero-padded / zero-stuffed numpy arrays:
                          strides=dilations, dilations=strides)
 Depthwise and grouped filters are expanded to dense block-diagonal filters.
 The reformulation is exact for integer data, and it serves three purposes:
-  * the expectation under gradtune's policy (spec 15.1) where TF's CPU kernels
-    refuse (dilations, groups) or silently ignore (depthwise dilations);
+  * the expectation under gradtune's policy (docs/tf-ops.md section 15.1)
+    where TF's CPU kernels refuse (dilations, groups) or silently ignore
+    (depthwise dilations);
   * a check of every TF result (a disagreement is printed as a SURPRISE);
   * 16-bit cases: when TF's 16-bit kernel (which rounds partial sums) is
     further than half the harness tolerance from the float64 result rounded
-    once, the case expects the rounded float64 result (spec 14 / 15.5).
+    once, the case expects the rounded float64 result (docs/tf-ops.md
+    sections 14 and 15.5).
 NCHW cases that native TF refuses get the NHWC native result, transposed
 ("policy": "nchw_via_transpose ...").
 
@@ -43,7 +45,7 @@ Output: tests/golden/<Op>.json =
                                                         the expectation; "native" also
                                                         for expectations derived on the
                                                         native path or set by policy),
-     "policy": why the expectation differs from TF's raw op (spec 15), optional,
+     "policy": why the expectation differs from TF's raw op (docs/tf-ops.md section 15), optional,
      "note": optional remark,
      "inputs": {"<TF input name>": {"dtype", "shape", "values": flat row-major}},
      "attrs": {"<TF attr name>": value},
@@ -105,7 +107,7 @@ NCHW_REFUSALS = ("Depthwise convolution on CPU is only supported for NHWC format
 
 
 # --------------------------------------------------------------------------
-# Geometry (spec 1.2): truncating division, exactly as TF.
+# Geometry (docs/tf-ops.md section 1.2): truncating division, exactly as TF.
 
 def tdiv(a, b):
     q = abs(a) // abs(b)
@@ -167,8 +169,9 @@ CASES = []
 
 
 def add(op, name, inputs, attrs, **flags):
-    """flags: isolate (own subprocess), policy_zeros (spec 15.2), policy_error
-    (kind, message, note) for spec 15.3 / 15.1 invalid values, note (text)."""
+    """flags: isolate (own subprocess), policy_zeros (docs/tf-ops.md section 15.2),
+    policy_error (kind, message, note) for docs/tf-ops.md sections 15.3 and 15.1
+    (invalid values), note (text)."""
     CASES.append({"op": op, "name": name, "inputs": collections.OrderedDict(inputs), "attrs": attrs,
                   "flags": flags})
 
@@ -300,7 +303,7 @@ def build_conv_random():
                             FW, K, s=s, d=d, padding=pad, pads=pads, sizes_form=2)
 
 
-# --- spec 13: TF's own goldens and test shapes ------------------------------
+# --- docs/tf-ops.md section 13: TF's own goldens and test shapes ------------
 
 def build_tf_goldens():
     # 13.1 Conv2DBackpropInput goldens: data 1..N, float32 (and the other
@@ -424,7 +427,7 @@ def build_tf_goldens():
                                 xs[3], fs[0], fs[1], fs[3], s=(s, s), d=d, padding=pad, pads=pads or (0, 0, 0, 0))
 
 
-# --- spec 11: bad inputs, per op --------------------------------------------
+# --- docs/tf-ops.md section 11: bad inputs, per op --------------------------
 
 def dw_bad_inputs():
     """Rows 1-24 and 68 for both depthwise backprops, and section 2 for the forward."""
@@ -506,7 +509,7 @@ def dw_bad_inputs():
         else:
             call("row21_nchw", nchw, x=seq([1, 2, 4, 4]), dy=seq([1, 2, 4, 4]))
         # Row 22: TF ignores dilations; gradtune honours valid ones and
-        # rejects invalid ones (spec 15.1).
+        # rejects invalid ones (docs/tf-ops.md section 15.1).
         call("row22_dilation2_same", {"dilations": [1, 2, 2, 1]})
         pol = lambda msg: ("InvalidArgument", msg, "spec 15.1 / row 22: TF ignores depthwise-backprop dilations; "
                                                    "gradtune rejects invalid ones")
@@ -779,7 +782,8 @@ def build_fap():
 
 def build_fapg_direct():
     op = "FractionalAvgPoolGrad"
-    # TF's direct tests (spec 13.5): uniform sequences vs AvgPoolGrad.
+    # TF's direct tests (docs/tf-ops.md section 13.5): uniform sequences vs
+    # AvgPoolGrad.
     i = 0
     for wr in (2, 5):
         for wc in (2, 4):
@@ -804,7 +808,8 @@ def build_fapg_direct():
                         [("orig_input_tensor_shape", i64([batch, orows, ocols, ch])), ("out_backprop", dy),
                          ("row_pooling_sequence", i64(rseq)), ("col_pooling_sequence", i64(cseq))],
                         {"overlapping": True})
-    # Worked example of the op doc (spec 8): sequence [0, 2, 5] over 5 values.
+    # Worked example of the op doc (docs/tf-ops.md section 8): sequence
+    # [0, 2, 5] over 5 values.
     for overlap in (False, True):
         add(op, f"doc_example_{'overlap' if overlap else 'disjoint'}",
             [("orig_input_tensor_shape", i64([1, 5, 1, 1])), ("out_backprop", np.ones((1, 2, 1, 1), F64)),
@@ -1254,8 +1259,9 @@ def decide(case, native, onednn):
         tfrec = {"native": summary(raw_n), "onednn": summary(raw_o)}
     elif op in DW_OPS + CONV_OPS and (
             (hw_dilated and op not in ("Conv2D",)) or grouped) and ref is not None:
-        # Spec 15.1: dilations (depthwise: TF ignores or refuses them; Conv2D
-        # backprops: CPU refuses) and grouped Conv2D gradients are supported.
+        # docs/tf-ops.md section 15.1: dilations (depthwise: TF ignores or
+        # refuses them; Conv2D backprops: CPU refuses) and grouped Conv2D
+        # gradients are supported.
         what = []
         if hw_dilated and op not in ("Conv2D",):
             what.append("dilations" + (" (row 22)" if op in DW_OPS[1:] else
@@ -1282,7 +1288,8 @@ def decide(case, native, onednn):
         tf_path = "both" if agree(raw_o, expect, dname) else "native"
         tfrec = {"native": summary(raw_n), "onednn": summary(raw_o, expect["outputs"], dname)}
     else:
-        # Plain TF behaviour: native is the reference (spec 0).
+        # Plain TF behaviour: native is the reference (docs/tf-ops.md
+        # section 0).
         if "crash" in raw_n:
             print(f"  dropped {op}/{case['name']}: native TF crashed ({raw_n['crash']})")
             SURPRISES.append(f"{op}/{case['name']}: native TF process died ({raw_n['crash']}): {raw_n['stderr']}")
@@ -1295,13 +1302,15 @@ def decide(case, native, onednn):
         e = same_outputs([np.asarray(ref, np.float64)], [expect["outputs"][0].astype(np.float64)])
         tol = TOLERANCE.get(dname, 0)
         # 16-bit: keep TF's values only where they are within a quarter of the
-        # harness tolerance of the once-rounded float64 result, so that a
-        # kernel that rounds once (spec 15.5) cannot fail on TF's own error.
+        # harness tolerance of the once-rounded float64 result, so that a kernel
+        # that rounds once (docs/tf-ops.md section 15.5) cannot fail on TF's own
+        # error.
         limit = tol / 4 if dname in ("float16", "bfloat16") else max(tol, 1e-12)
         if e is None or e > limit:
             if dname in ("float16", "bfloat16") and e is not None:
-                # TF's 16-bit CPU kernels round partial sums (spec 14);
-                # gradtune accumulates in f32 and rounds once (spec 15.5).
+                # TF's 16-bit CPU kernels round partial sums (docs/tf-ops.md
+                # section 14); gradtune accumulates in f32 and rounds once
+                # (docs/tf-ops.md section 15.5).
                 policy = ((policy + "; ") if policy else "") + (
                     f"spec 14 / 15.5: TF's {dname} CPU result is {e:.3g} (normwise) from the float64 result; "
                     "expectation = float64 Conv2D-forward reformulation rounded once")

@@ -230,9 +230,9 @@ inline std::vector<DepthwiseCase> depthwise_sweep(const std::vector<int64_t> &ch
 }
 
 // TF's configs for both depthwise gradients (depthwise_conv_op_base.py's
-// gradient tests; spec 13.4): input, filter, stride, padding[, explicit
-// pads], dilations. TF runs the dilated ones through space_to_batch; here
-// they are native.
+// gradient tests; docs/tf-ops.md section 13.4): input, filter, stride,
+// padding[, explicit pads], dilations. TF runs the dilated ones through
+// space_to_batch; here they are native.
 inline std::vector<DepthwiseCase> depthwise_gradient_configs() {
     return {
         {2, 5, 8, 1, 2, 4, 4, 1, 1, 1, "SAME", {}},
@@ -431,12 +431,12 @@ void check_adjoint(const ConvOp<Case> &gradient, Forward forward, const std::vec
         }
 }
 
-// TF's depthwise forward golden (spec 1.1) through a depthwise gradient:
-// input [1,2,3,2] = 1..12, filter [2,2,2,2] = 1..16, VALID, stride 1 ->
-// [196,216,272,296,252,280,344,376]. The gradient is the forward op's adjoint
-// in its operand, so <operand, gradient(e_k)> = output[k] for every one-hot
-// out_backprop e_k: exact in integers (the gradient's elements are values of
-// the other operand), in every floating dtype.
+// TF's depthwise forward golden (docs/tf-ops.md section 1.1) through a
+// depthwise gradient: input [1,2,3,2] = 1..12, filter [2,2,2,2] = 1..16, VALID,
+// stride 1 -> [196,216,272,296,252,280,344,376]. The gradient is the forward
+// op's adjoint in its operand, so <operand, gradient(e_k)> = output[k] for
+// every one-hot out_backprop e_k: exact in integers (the gradient's elements
+// are values of the other operand), in every floating dtype.
 inline void check_depthwise_golden_through(const ConvOp<DepthwiseCase> &gradient) {
     const DepthwiseCase k{1, 2, 3, 2, 2, 2, 2, 1, 1, 1, "VALID", {}};
     const std::vector<double> golden = {196, 216, 272, 296, 252, 280, 344, 376};

@@ -1,4 +1,4 @@
-// Rows of spec/tf-ops.md section 11 that several convolution ops share word
+// Rows of docs/tf-ops.md section 11 that several convolution ops share word
 // for word: the attr values outside the op definition and the
 // explicit-padding rows (5-8) of every convolution op, the window attributes
 // (rows 1-8: strides and explicit paddings) of the three depthwise ops, and

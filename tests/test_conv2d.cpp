@@ -1,8 +1,9 @@
 // Conv2D: every compiled CPU variant against the plain-loop reference (groups,
 // strides, dilations, every padding mode, both layouts, int32 exactly), TF's
-// conv_ops_test goldens and gradient-test shapes (spec 13.3), TF's
-// validation (spec section 5 and rows 48-49 of section 11, with the section
-// 15 policy for NCHW on the CPU), empty tensors, and the by-name layer.
+// conv_ops_test goldens and gradient-test shapes (docs/tf-ops.md section 13.3),
+// TF's validation (docs/tf-ops.md section 5 and rows 48-49 of section 11, with
+// the section 15 policy for NCHW on the CPU), empty tensors, and the by-name
+// layer.
 #include <array>
 #include <catch2/catch.hpp>
 #include <sstream>

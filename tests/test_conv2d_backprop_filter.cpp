@@ -1,7 +1,8 @@
 // Conv2DBackpropFilter: every compiled CPU variant against the plain-loop
-// reference, TF's goldens (spec 13.2), the adjoint identity with the forward
-// convolution, TF's bad-input table (spec section 11 rows 27-44 that apply,
-// with the section 15 policy), empty tensors, thread safety.
+// reference, TF's goldens (docs/tf-ops.md section 13.2), the adjoint identity
+// with the forward convolution, TF's bad-input table (docs/tf-ops.md section 11
+// rows 27-44 that apply, with the section 15 policy), empty tensors, thread
+// safety.
 #include <array>
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,8 @@
 // DepthwiseConv2dNative: every compiled CPU variant against the plain-loop
-// reference, TF's golden (spec 1.1) and forward configs (spec 13.4), TF's
-// validation (spec section 2, with the section 15 policy for NCHW and
-// dilations), empty tensors, and the by-name layer.
+// reference, TF's golden (docs/tf-ops.md section 1.1) and forward configs
+// (docs/tf-ops.md section 13.4), TF's validation (docs/tf-ops.md section 2,
+// with the section 15 policy for NCHW and dilations), empty tensors, and the
+// by-name layer.
 #include <array>
 #include <catch2/catch.hpp>
 

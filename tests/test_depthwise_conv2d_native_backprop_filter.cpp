@@ -1,6 +1,6 @@
 // DepthwiseConv2dNativeBackpropFilter: every compiled variant against the
-// plain-loop reference, TF's goldens and gradient configs, the adjoint
-// identity with the forward op, TF's bad-input table (spec section 11 rows
+// plain-loop reference, TF's goldens and gradient configs, the adjoint identity
+// with the forward op, TF's bad-input table (docs/tf-ops.md section 11 rows
 // 1-23 that apply, with the section 15 policy), empty tensors, determinism
 // across thread counts, thread safety and the by-name layer.
 #include <array>

@@ -1,6 +1,7 @@
 // DepthwiseConv2dNativeBackpropInput: every compiled variant against the
-// plain-loop reference, TF's goldens, TF's bad-input table (spec section 11
-// rows 1-24 with the section 15 policy), empty tensors, thread safety.
+// plain-loop reference, TF's goldens, TF's bad-input table (docs/tf-ops.md
+// section 11 rows 1-24 with the section 15 policy), empty tensors, thread
+// safety.
 #include <array>
 #include <catch2/catch.hpp>
 

@@ -1,9 +1,9 @@
-// FractionalAvgPool: TF's Philox4x32-10 (Random123 known answers), TF's
-// pooling sequences for known seeds, every compiled CPU variant against the
-// plain-loop reference in TF's arithmetic (bit for bit), TF's forward test
-// shapes (spec 13.5), the spec's worked example, every bad-input row 50-56
-// and 68, the seed policy, the adjoint identity with the gradient reference,
-// the by-name layer.
+// FractionalAvgPool: TF's Philox4x32-10 (Random123 known answers), TF's pooling
+// sequences for known seeds, every compiled CPU variant against the plain-loop
+// reference in TF's arithmetic (bit for bit), TF's forward test shapes
+// (docs/tf-ops.md section 13.5), the worked example of section 8, every
+// bad-input row 50-56 and 68, the seed policy, the adjoint identity with the
+// gradient reference, the by-name layer.
 //
 // Values marked "TF 2.21" were produced by tf.raw_ops.FractionalAvgPool of
 // TensorFlow 2.21.0 (CPU) with deterministic=True and the seeds shown.

@@ -1,9 +1,10 @@
 // FractionalAvgPoolGrad: every compiled CPU variant against the plain-loop
 // reference (bit for bit: the kernel adds TF's float64 terms in TF's order),
-// the spec's worked example, TF's grad tests against an AvgPoolGrad-like
-// reference (spec 13.5), integer truncation, arbitrary sequences (spec 11
-// row 67), every bad-input row 57-66 and 68, the adjoint identity with the
-// forward reference, the by-name layer and concurrent calls.
+// the worked example of docs/tf-ops.md section 8, TF's grad tests against an
+// AvgPoolGrad-like reference (docs/tf-ops.md section 13.5), integer
+// truncation, arbitrary sequences (docs/tf-ops.md section 11 row 67), every
+// bad-input row 57-66 and 68, the adjoint identity with the forward reference,
+// the by-name layer and concurrent calls.
 //
 // Expected values marked "TF 2.21" were checked against
 // tf.raw_ops.FractionalAvgPoolGrad of TensorFlow 2.21.0 (CPU).
@@ -122,8 +123,9 @@ std::vector<Case> generated_cases() {
     return cases;
 }
 
-// Spec 11 row 67 and the policy of row 66: sequences TF accepts although no
-// generator makes them, and an out_backprop smaller than the original shape.
+// docs/tf-ops.md section 11 row 67 and the policy of row 66: sequences TF
+// accepts although no generator makes them, and an out_backprop smaller than
+// the original shape.
 std::vector<Case> arbitrary_cases() {
     std::vector<Case> cases;
     for (bool overlapping : {false, true}) {
@@ -234,9 +236,10 @@ TEST_CASE("FractionalAvgPoolGrad: value x (1 / size) in two parts is TF's divisi
 
 TEST_CASE("FractionalAvgPoolGrad: the spec's worked example (20 5 16 3 7, sequence [0, 2, 4] and [0, 2, 5])",
           "[fractional_avg_pool_grad]") {
-    // Gradients for out_backprop [1, 1] on a [1, 1, 5, 1] input (spec 8):
-    // overlapping [1/3, 1/3, 2/3, 1/3, 1/3], non-overlapping [1/2, 1/2, 1/2, 1/2, 0]
-    // (TF 2.21 gives the former), and the generated sequence [0, 2, 5].
+    // Gradients for out_backprop [1, 1] on a [1, 1, 5, 1] input (docs/tf-ops.md
+    // section 8): overlapping [1/3, 1/3, 2/3, 1/3, 1/3], non-overlapping
+    // [1/2, 1/2, 1/2, 1/2, 0] (TF 2.21 gives the former), and the generated
+    // sequence [0, 2, 5].
     struct Example {
         std::vector<int64_t> cols;
         bool overlapping;

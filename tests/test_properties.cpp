@@ -4,8 +4,9 @@
 //   the same for the depthwise ops, and
 //   <FractionalAvgPool(x), dy> = <x, FractionalAvgPoolGrad(dy)> for the
 //   sequences the forward op returned;
-//   gradient checks by central differences with TF's tolerances (spec 13.3,
-//   13.5): the backprop ops' Jacobians against numeric ones of the forward op.
+//   gradient checks by central differences with TF's tolerances
+//   (docs/tf-ops.md sections 13.3, 13.5): the backprop ops' Jacobians against
+//   numeric ones of the forward op.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>

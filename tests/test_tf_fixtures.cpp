@@ -1,7 +1,7 @@
 // Golden cases produced by real TensorFlow (tests/golden/<Op>.json, written by
-// scripts/make_tf_fixtures.py) run through the by-name API (op_call.h):
-// outputs within the normwise tolerance of their dtype, errors with TF's kind
-// and text. Where gradtune's policy (spec section 15) differs from TF, the
+// scripts/make_tf_fixtures.py) run through the by-name API (op_call.h): outputs
+// within the normwise tolerance of their dtype, errors with TF's kind and text.
+// Where gradtune's policy (docs/tf-ops.md section 15) differs from TF, the
 // fixture's "expect" already is the policy expectation and its "policy" field
 // says why; "tf" records what TF itself did.
 //

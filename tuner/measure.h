@@ -1,4 +1,4 @@
-// Measuring kernels honestly (DESIGN.md "Measuring"): warm-up, calibrated
+// Measuring kernels honestly (docs/design.md section 7): warm-up, calibrated
 // iterations per sample, several samples with the participants interleaved
 // (so that machine noise hits all of them alike), median and spread. Used by
 // the tuner and the benchmark driver alike; never while anything compiles.

@@ -1,6 +1,6 @@
 // Suites: the calls the tuner tunes and the benchmark times. The default one
-// (spec/benchmark-shapes.md, bench/suites/default.txt) holds the shapes users
-// of these gradients meet most, fp32 NHWC, each at N=1 and N=32.
+// (docs/benchmark-shapes.md section 1, bench/suites/default.txt) holds the
+// shapes users of these gradients meet most, fp32 NHWC, each at N=1 and N=32.
 #pragma once
 
 #include <nlohmann/json.hpp>

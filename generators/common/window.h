@@ -90,8 +90,9 @@ private:
     Halide::Expr first_tap_, count_;
 };
 
-// Accumulator type of TF semantics under the gradtune policy (spec 15.5):
-// 16-bit floats accumulate in float32 and round once; others in their own type.
+// Accumulator type of TF semantics under the gradtune policy (docs/tf-ops.md
+// section 15.5): 16-bit floats accumulate in float32 and round once; others in
+// their own type.
 inline Halide::Type accumulator_type(Halide::Type t) {
     return t.is_float() && t.bits() < 32 ? Halide::Float(32) : t;
 }

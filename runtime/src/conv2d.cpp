@@ -1,4 +1,4 @@
-// Conv2D: TF validation (spec/tf-ops.md section 5: conv_ops.cc
+// Conv2D: TF validation (docs/tf-ops.md section 5: conv_ops.cc
 // InitConv2DParameters, ComputeConv2DDimension, Conv2DOp::Compute and the CPU
 // launcher, in TF's order, with TF's texts), geometry, dispatch and the
 // kernel call.
@@ -117,8 +117,9 @@ Status Definition::Prepare(const Args &args, Prepared *p) {
         strides[w_dim], padding, attrs.explicit_paddings_, format, &window));
 
     // The CPU launcher (LaunchConv2DOp<CPUDevice>). Its NHWC-only refusal is
-    // gone (spec 15.1); the other checks stand. num_groups <= 0 cannot
-    // happen there (the input is not empty), so only these two remain.
+    // gone (docs/tf-ops.md section 15.1); the other checks stand.
+    // num_groups <= 0 cannot happen there (the input is not empty), so only
+    // these two remain.
     const int64_t groups = in_depth / patch_depth;
     if (filter.num_elements() <= 0) {
         p->launch_status = InvalidArgument("filter must not have zero elements (i.e. all dimensions must be non-zero)");

@@ -3,7 +3,7 @@
 // geometry, the call's description for dispatch, the int32 limits and the
 // kernel call. Their kernels take the same geometry and one tensor operand
 // (the filter, or the input) besides out_backprop. Each op keeps its own
-// checks, in TF's order (spec/tf-ops.md sections 6 and 7).
+// checks, in TF's order (docs/tf-ops.md sections 6 and 7).
 #pragma once
 
 #include <array>

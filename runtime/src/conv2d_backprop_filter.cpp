@@ -1,11 +1,12 @@
-// Conv2DBackpropFilter: TF validation (spec/tf-ops.md section 7, in TF's
+// Conv2DBackpropFilter: TF validation (docs/tf-ops.md section 7, in TF's
 // order, with TF's texts), geometry, dispatch and the kernel call.
 //
 // TF's default CPU kernel (Conv2DCustomBackpropFilterOp) refuses NCHW,
-// dilations and grouped filters; gradtune supports all three (spec 15.1), so
-// those refusals are replaced by the checks of TF's dilation-capable kernel
-// (Conv2DBackpropFilterOp, the GPU one) for the values that stay invalid. The
-// shape checks keep the CPU kernel's label "Conv2DCustomBackpropFilter".
+// dilations and grouped filters; gradtune supports all three (docs/tf-ops.md
+// section 15.1), so those refusals are replaced by the checks of TF's
+// dilation-capable kernel (Conv2DBackpropFilterOp, the GPU one) for the values
+// that stay invalid. The shape checks keep the CPU kernel's label
+// "Conv2DCustomBackpropFilter".
 #include "gradtune/conv2d_backprop_filter.h"
 
 #include <algorithm>
@@ -25,7 +26,7 @@ using tf::DataFormat;
 using tf::Padding;
 
 constexpr const char *kOp = "Conv2DBackpropFilter";
-constexpr const char *kLabel = "Conv2DCustomBackpropFilter";  // TF's CPU kernel label (spec 1.5)
+constexpr const char *kLabel = "Conv2DCustomBackpropFilter";  // TF's CPU kernel label (docs/tf-ops.md section 1.5)
 
 // The Halide signature of every variant (generators/conv2d_backprop_filter_generator.cpp),
 // as the generated header declares it: a call that does not match is a
@@ -91,10 +92,10 @@ Status Definition::Prepare(const Args &args, Prepared *p) {
     const bool empty_filter = NumElements(filter_shape) == 0;
 
     // TF checks that the filter has FH * FW * in_depth * out_depth elements
-    // (CVE-2021-29540), which every grouped filter fails. gradtune computes
-    // the legal groups (spec 15.1) and keeps TF's refusal for the rest:
-    // zero groups (input depth 0) and an output depth that is not a multiple
-    // of the groups.
+    // (CVE-2021-29540), which every grouped filter fails. gradtune computes the
+    // legal groups (docs/tf-ops.md section 15.1) and keeps TF's refusal for the
+    // rest: zero groups (input depth 0) and an output depth that is not a
+    // multiple of the groups.
     const int64_t filter_in_depth = filter_shape[2];
     const int64_t legal_groups = tf::LegalConv2DGroups(dims.in_depth, filter_in_depth, dims.out_depth);
     if (!empty_filter && dims.in_depth != filter_in_depth && legal_groups == 0) {

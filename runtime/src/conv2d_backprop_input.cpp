@@ -1,11 +1,12 @@
-// Conv2DBackpropInput: TF validation (spec/tf-ops.md section 6, in TF's
+// Conv2DBackpropInput: TF validation (docs/tf-ops.md section 6, in TF's
 // order, with TF's texts), geometry, dispatch and the kernel call.
 //
 // TF's default CPU kernel (Conv2DCustomBackpropInputOp) refuses NCHW,
-// dilations and grouped filters; gradtune supports all three (spec 15.1), so
-// those refusals are replaced by the checks of TF's dilation-capable kernel
-// (Conv2DBackpropInputOp, the GPU one) for the values that stay invalid. The
-// shape checks keep the CPU kernel's label "Conv2DCustomBackpropInput".
+// dilations and grouped filters; gradtune supports all three (docs/tf-ops.md
+// section 15.1), so those refusals are replaced by the checks of TF's
+// dilation-capable kernel (Conv2DBackpropInputOp, the GPU one) for the values
+// that stay invalid. The shape checks keep the CPU kernel's label
+// "Conv2DCustomBackpropInput".
 #include "gradtune/conv2d_backprop_input.h"
 
 #include "Conv2DBackpropInput_cpu_float32_NHWC_generic.h"  // generated: the kernels' signature
@@ -23,7 +24,7 @@ using tf::DataFormat;
 using tf::Padding;
 
 constexpr const char *kOp = "Conv2DBackpropInput";
-constexpr const char *kLabel = "Conv2DCustomBackpropInput";  // TF's CPU kernel label (spec 1.5)
+constexpr const char *kLabel = "Conv2DCustomBackpropInput";  // TF's CPU kernel label (docs/tf-ops.md section 1.5)
 
 // The Halide signature of every variant (generators/conv2d_backprop_input_generator.cpp),
 // as the generated header declares it: a call that does not match is a
@@ -82,9 +83,10 @@ Status Definition::Prepare(const Args &args, Prepared *p) {
     GRADTUNE_RETURN_IF_ERROR(tf::ConvBackpropComputeDimensionsV2(kLabel, input_shape, filter.shape,
                                                                   out_backprop.shape, attrs.dilations_, strides,
                                                                   padding, attrs.explicit_paddings_, format, &dims));
-    // TF's CPU kernel refuses every grouped filter here; gradtune computes
-    // the legal ones (spec 15.1: G = in_depth / Cg >= 1 groups and an output
-    // depth that is a multiple of G) and keeps TF's refusal for the rest.
+    // TF's CPU kernel refuses every grouped filter here; gradtune computes the
+    // legal ones (docs/tf-ops.md section 15.1: G = in_depth / Cg >= 1 groups
+    // and an output depth that is a multiple of G) and keeps TF's refusal for
+    // the rest.
     const int64_t filter_in_depth = filter.shape[2];
     const int64_t groups = tf::LegalConv2DGroups(dims.in_depth, filter_in_depth, dims.out_depth);
     if (groups == 0)

@@ -157,10 +157,10 @@ Status CheckConv2DBackpropDilations(const std::vector<int> &dilations, DataForma
         return Status(batch_depth_kind,
                       "Current implementation does not yet support dilations in the batch and depth dimensions.");
     // TF's CPU kernels refuse every dilation but 1 with this text (also 0 and
-    // negative values, for which it reads oddly). gradtune supports
-    // dilations (spec 15.1); the values that stay invalid, below 1, keep the
-    // CPU kernels' kind and text. (TF's GPU kernels say "Dilated rates should
-    // be larger than 0." instead.)
+    // negative values, for which it reads oddly). gradtune supports dilations
+    // (docs/tf-ops.md section 15.1); the values that stay invalid, below 1,
+    // keep the CPU kernels' kind and text. (TF's GPU kernels say "Dilated rates
+    // should be larger than 0." instead.)
     if (dilations[DimIndex(format, 'H')] < 1 || dilations[DimIndex(format, 'W')] < 1)
         return InvalidArgument("Current CPU implementations do not yet support dilation rates larger than 1.");
     return Status::OK();

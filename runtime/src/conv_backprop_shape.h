@@ -1,9 +1,9 @@
 // Shape logic shared by the Conv2D gradients (Conv2DBackpropInput and
 // Conv2DBackpropFilter), reproduced from TF's conv_grad_shape_utils.cc and
 // TensorShapeUtils::MakeShape with TF's error kinds and texts
-// (spec/tf-ops.md sections 1.4, 1.5 and 6).
+// (docs/tf-ops.md sections 1.4, 1.5 and 6).
 //
-// Differences from TF, all deliberate (spec section 15):
+// Differences from TF, all deliberate (docs/tf-ops.md section 15):
 //   - the callers pass the call's real dilations (TF's CPU kernels force 1),
 //   - ConvBackpropSpatialDimension also keeps the forward pads (TF recomputes
 //     them with GetWindowedOutputSizeVerbose right after this call).
@@ -78,8 +78,8 @@ Status CheckConv2DBackpropDilations(const std::vector<int> &dilations, DataForma
 
 // Groups of a Conv2D gradient whose input depth is a multiple of the filter's
 // input depth (checked by ConvBackpropComputeDimensionsV2): G = in_depth /
-// filter_in_depth. Legal (supported, spec 15.1) when G >= 1 and the output
-// depth is a multiple of G; returns 0 otherwise.
+// filter_in_depth. Legal (supported, docs/tf-ops.md section 15.1) when G >= 1
+// and the output depth is a multiple of G; returns 0 otherwise.
 int64_t LegalConv2DGroups(int64_t in_depth, int64_t filter_in_depth, int64_t out_depth);
 
 }  // namespace gradtune::tf

@@ -18,7 +18,7 @@ Status PrepareDepthwiseBackprop(const DepthwiseBackpropCall &c, DepthwiseBackpro
     const int w_dim = tf::DimIndex(format, 'W'), c_dim = tf::DimIndex(format, 'C');
 
     // Kernel constructor (steps 1-5), then the dilations that gradtune
-    // honours (spec 15.1; TF never reads them).
+    // honours (docs/tf-ops.md section 15.1; TF never reads them).
     GRADTUNE_RETURN_IF_ERROR(
         tf::CheckDepthwiseBackpropAttrs(c.strides, padding, c.explicit_paddings, c.dilations, format));
     const std::vector<int> &dilations = c.dilations;
@@ -76,9 +76,9 @@ Status PrepareDepthwiseBackprop(const DepthwiseBackpropCall &c, DepthwiseBackpro
     p->dilation_cols = dilations[w_dim];
     p->pad_top = window.pad_top;
     p->pad_left = window.pad_left;
-    // An empty out_backprop (TF: uninitialised output, spec 15.2), or an
-    // empty tensor operand (every product is zero or reads padding), gives
-    // zeros.
+    // An empty out_backprop (TF: uninitialised output, docs/tf-ops.md
+    // section 15.2), or an empty tensor operand (every product is zero or
+    // reads padding), gives zeros.
     p->zeros = c.out_backprop.num_elements() == 0 || c.tensor.num_elements() == 0;
     p->info.op = c.op.op;
     p->info.dtype = DataTypeName(c.tensor.dtype);

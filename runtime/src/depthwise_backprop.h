@@ -3,7 +3,7 @@
 // of checks (depthwise_conv_grad_op.cc: the kernel constructor, then
 // EXTRACT_AND_VERIFY_DIMENSIONS), in the same order and with the same texts
 // apart from the label, and both ops' kernels take the same geometry. Each
-// op checks its own tensor types first (spec/tf-ops.md sections 3 and 4).
+// op checks its own tensor types first (docs/tf-ops.md sections 3 and 4).
 #pragma once
 
 #include <cstdint>

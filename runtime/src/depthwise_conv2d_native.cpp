@@ -1,4 +1,4 @@
-// DepthwiseConv2dNative: TF validation (spec/tf-ops.md section 2, in TF's
+// DepthwiseConv2dNative: TF validation (docs/tf-ops.md section 2, in TF's
 // order, with TF's texts), geometry, dispatch and the kernel call.
 #include "gradtune/depthwise_conv2d_native.h"
 
@@ -86,9 +86,9 @@ Status Definition::Prepare(const Args &args, Prepared *p) {
     // Kernel constructor.
     GRADTUNE_RETURN_IF_ERROR(tf::CheckDepthwiseStrides(strides, padding, attrs.explicit_paddings_, format));
     // TF refuses every dilation != 1 here (Unimplemented). gradtune computes
-    // real dilations (spec 15.1), so only lists that are not valid dilations
-    // keep TF's refusal: all ones (of any length, as TF accepts them) mean no
-    // dilation; otherwise 4 values with N = C = 1 and H, W >= 1.
+    // real dilations (docs/tf-ops.md section 15.1), so only lists that are not
+    // valid dilations keep TF's refusal: all ones (of any length, as TF accepts
+    // them) mean no dilation; otherwise 4 values with N = C = 1 and H, W >= 1.
     const std::vector<int> &dilations = attrs.dilations_;
     int64_t dilation_rows = 1, dilation_cols = 1;
     const bool unit_dilations = std::all_of(dilations.begin(), dilations.end(), [](int d) { return d == 1; });

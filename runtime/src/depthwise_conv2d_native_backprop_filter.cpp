@@ -1,4 +1,4 @@
-// DepthwiseConv2dNativeBackpropFilter: TF validation (spec/tf-ops.md section 4,
+// DepthwiseConv2dNativeBackpropFilter: TF validation (docs/tf-ops.md section 4,
 // in TF's order, with TF's texts), geometry, dispatch and the kernel call.
 #include "gradtune/depthwise_conv2d_native_backprop_filter.h"
 

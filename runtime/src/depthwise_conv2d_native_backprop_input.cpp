@@ -1,4 +1,4 @@
-// DepthwiseConv2dNativeBackpropInput: TF validation (spec/tf-ops.md section 3,
+// DepthwiseConv2dNativeBackpropInput: TF validation (docs/tf-ops.md section 3,
 // in TF's order, with TF's texts), geometry, dispatch and the kernel call.
 #include "gradtune/depthwise_conv2d_native_backprop_input.h"
 
@@ -62,8 +62,8 @@ Status Definition::Refusal(const Prepared &p, const Args &args, int64_t output_e
     return internal::DepthwiseBackpropRefusal(p, output_elements, args.filter, args.out_backprop);
 }
 
-// TF leaves the output uninitialised for M = 0; gradtune returns zeros (spec
-// 15.2), as for an empty out_backprop or filter.
+// TF leaves the output uninitialised for M = 0; gradtune returns zeros
+// (docs/tf-ops.md section 15.2), as for an empty out_backprop or filter.
 Status Definition::Execute(const Prepared &p, const Args &args, const TensorRef &output, const RunOptions &options) {
     return internal::ExecuteDepthwiseBackprop<KernelSignature>(kDepthwiseOp, p, args.filter, args.out_backprop, output,
                                                                options);

@@ -1,4 +1,4 @@
-// FractionalAvgPool: TF validation (spec/tf-ops.md section 8: the kernel
+// FractionalAvgPool: TF validation (docs/tf-ops.md section 8: the kernel
 // constructor's checks, then Compute's, with TF's texts), output sizes in
 // float32, the pooling sequences from TF's Philox generator (philox.h),
 // dispatch and the kernel call.

@@ -1,4 +1,4 @@
-// FractionalAvgPoolGrad: TF validation (spec/tf-ops.md section 9, in TF's
+// FractionalAvgPoolGrad: TF validation (docs/tf-ops.md section 9, in TF's
 // order, with TF's texts), the cells' search ranges, dispatch and the kernel
 // call.
 #include "gradtune/fractional_avg_pool_grad.h"
@@ -178,7 +178,7 @@ Status Definition::Prepare(const Args &args, Prepared *p) {
     for (int64_t r = 1; r < out_rows; r++) {
         if (!rows.valid(r)) return bad_rows();
     }
-    // Policy (spec 15.3): TF writes out of bounds here.
+    // Policy (docs/tf-ops.md section 15.3): TF writes out of bounds here.
     if (out_batch > in[0] || out_depth > in[3])
         return InvalidArgument("out_backprop batch/depth must match orig_input_tensor_shape");
 

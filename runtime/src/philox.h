@@ -1,5 +1,5 @@
 // TensorFlow's random machinery as FractionalAvgPool uses it, reproduced bit
-// for bit so that (seed, seed2) give TF's pooling sequences (spec/tf-ops.md
+// for bit so that (seed, seed2) give TF's pooling sequences (docs/tf-ops.md
 // section 8):
 //   PhiloxRandom         lib/random/philox_random.h: Philox4x32-10 (Salmon et
 //                        al., "Parallel random numbers: as easy as 1, 2, 3"),

@@ -1,5 +1,5 @@
 // TensorFlow's shared validation helpers, reproduced with TF's error kinds and
-// texts (spec/tf-ops.md sections 1.2-1.4). Every op's validation is built
+// texts (docs/tf-ops.md sections 1.2-1.4). Every op's validation is built
 // from these so that the texts exist once.
 #pragma once
 
@@ -73,8 +73,8 @@ Status CheckDepthwiseStrides(const std::vector<int> &strides, Padding padding,
                              const std::vector<int> &explicit_paddings, DataFormat format);
 
 // The depthwise gradient kernels' constructor checks (TF's steps 1-5:
-// CheckDepthwiseStrides), then the dilations gradtune honours (spec 15.1;
-// TF never reads them).
+// CheckDepthwiseStrides), then the dilations gradtune honours (docs/tf-ops.md
+// section 15.1; TF never reads them).
 Status CheckDepthwiseBackpropAttrs(const std::vector<int> &strides, Padding padding,
                                    const std::vector<int> &explicit_paddings, const std::vector<int> &dilations,
                                    DataFormat format);

@@ -1,6 +1,6 @@
 // The compiled variants of this build, generated at configure time from the
 // records (tuner/records_tool.cpp). One list drives the build, the runtime's
-// dispatch and the tests (DESIGN.md rule 5).
+// dispatch and the tests (docs/design.md section 4, rule 5).
 #pragma once
 
 #include <cstdint>

@@ -5,9 +5,9 @@
 
 namespace gradtune::reference {
 
-// Conv2D (spec 5): in [N,H,W,C], HWIO filter [FH,FW,Cg,O] with G = C / Cg
-// groups (output channel o reads input channels g*Cg .. g*Cg + Cg - 1 of its
-// group g = o / (O / G)) -> [N,OH,OW,O].
+// Conv2D (docs/tf-ops.md section 5): in [N,H,W,C], HWIO filter [FH,FW,Cg,O]
+// with G = C / Cg groups (output channel o reads input channels
+// g*Cg .. g*Cg + Cg - 1 of its group g = o / (O / G)) -> [N,OH,OW,O].
 inline std::vector<double> conv2d(const std::vector<double> &in, const std::vector<int64_t> &s,
                                   const std::vector<double> &filter, const std::vector<int64_t> &fs, int64_t out_rows,
                                   int64_t out_cols, const Geometry2D &g) {

@@ -1,14 +1,14 @@
 // Reference: Conv2DBackpropFilter, the sum over out_backprop positions
-// written directly from the spec's formula.
+// written directly from the formula of docs/tf-ops.md section 7.
 #pragma once
 
 #include "reference/window.h"
 
 namespace gradtune::reference {
 
-// Conv2DBackpropFilter (spec 7): returns dF [FH,FW,C/G,O] from input
-// [N,H,W,C] and out_backprop [N,OH,OW,O], G = C / filter_shape[2] groups:
-// every out_backprop element times the input element each tap read.
+// Conv2DBackpropFilter (docs/tf-ops.md section 7): returns dF [FH,FW,C/G,O]
+// from input [N,H,W,C] and out_backprop [N,OH,OW,O], G = C / filter_shape[2]
+// groups: every out_backprop element times the input element each tap read.
 inline std::vector<double> conv2d_backprop_filter(const std::vector<double> &input, const std::vector<int64_t> &s,
                                                   const std::vector<int64_t> &fs,
                                                   const std::vector<double> &out_backprop,

@@ -5,10 +5,10 @@
 
 namespace gradtune::reference {
 
-// Conv2DBackpropInput (spec 6): returns dIn [N,H,W,C] from filter
-// [FH,FW,C/G,O] and out_backprop [N,OH,OW,O], G = C / filter dim 2 groups, by
-// scattering every out_backprop element through every tap to the input
-// position the forward convolution read it from.
+// Conv2DBackpropInput (docs/tf-ops.md section 6): returns dIn [N,H,W,C] from
+// filter [FH,FW,C/G,O] and out_backprop [N,OH,OW,O], G = C / filter dim 2
+// groups, by scattering every out_backprop element through every tap to the
+// input position the forward convolution read it from.
 inline std::vector<double> conv2d_backprop_input(const std::vector<int64_t> &s, const std::vector<double> &filter,
                                                  const std::vector<int64_t> &fs,
                                                  const std::vector<double> &out_backprop,

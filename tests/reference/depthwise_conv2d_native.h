@@ -5,8 +5,8 @@
 
 namespace gradtune::reference {
 
-// DepthwiseConv2dNative (spec 2): in [N,H,W,C], filter [FH,FW,C,M] ->
-// [N,OH,OW,C*M].
+// DepthwiseConv2dNative (docs/tf-ops.md section 2): in [N,H,W,C], filter
+// [FH,FW,C,M] -> [N,OH,OW,C*M].
 inline std::vector<double> depthwise_conv2d_native(const std::vector<double> &in, const std::vector<int64_t> &s,
                                                    const std::vector<double> &filter, const std::vector<int64_t> &fs,
                                                    int64_t out_rows, int64_t out_cols, const Geometry2D &g) {

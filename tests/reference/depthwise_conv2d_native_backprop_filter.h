@@ -18,10 +18,11 @@ inline int64_t source(int64_t position, int64_t tap, int64_t stride, int64_t dil
 
 }  // namespace detail
 
-// DepthwiseConv2dNativeBackpropFilter (spec 4): returns dF [FH,FW,C,M] from
-// input [N,H,W,C] and out_backprop [N,OH,OW,C*M]. It walks the input pixels
-// and, for each filter tap, finds the output position that read the pixel
-// through that tap (the generator walks the output positions instead).
+// DepthwiseConv2dNativeBackpropFilter (docs/tf-ops.md section 4): returns dF
+// [FH,FW,C,M] from input [N,H,W,C] and out_backprop [N,OH,OW,C*M]. It walks the
+// input pixels and, for each filter tap, finds the output position that read
+// the pixel through that tap (the generator walks the output positions
+// instead).
 inline std::vector<double> depthwise_conv2d_native_backprop_filter(
     const std::vector<double> &input, const std::vector<int64_t> &s, const std::vector<int64_t> &fs,
     const std::vector<double> &out_backprop, const std::vector<int64_t> &os, const Geometry2D &g) {

@@ -5,9 +5,9 @@
 
 namespace gradtune::reference {
 
-// DepthwiseConv2dNativeBackpropInput (spec 3): returns dIn [N,H,W,C] from
-// filter [FH,FW,C,M] and out_backprop [N,OH,OW,C*M], by scattering every
-// out_backprop element through every tap.
+// DepthwiseConv2dNativeBackpropInput (docs/tf-ops.md section 3): returns dIn
+// [N,H,W,C] from filter [FH,FW,C,M] and out_backprop [N,OH,OW,C*M], by
+// scattering every out_backprop element through every tap.
 inline std::vector<double> depthwise_conv2d_native_backprop_input(const std::vector<int64_t> &s,
                                                                   const std::vector<double> &filter,
                                                                   const std::vector<int64_t> &fs,

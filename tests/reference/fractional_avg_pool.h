@@ -1,4 +1,4 @@
-// Reference: FractionalAvgPool's pooling (spec/tf-ops.md section 8) for given
+// Reference: FractionalAvgPool's pooling (docs/tf-ops.md section 8) for given
 // pooling sequences (as TF's own tests check the op: against a reference that
 // takes the sequences the op returned).
 #pragma once

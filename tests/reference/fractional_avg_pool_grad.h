@@ -1,5 +1,6 @@
-// Reference: FractionalAvgPoolGrad (spec/tf-ops.md section 9), TF's own loop
-// nest written again from the spec: a scatter over out_backprop's cells.
+// Reference: FractionalAvgPoolGrad (docs/tf-ops.md section 9), TF's own loop
+// nest written again from its description there: a scatter over
+// out_backprop's cells.
 #pragma once
 
 #include <algorithm>

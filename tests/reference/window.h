@@ -1,5 +1,5 @@
 // Shared pieces of the plain-loop references (tests/reference/<op>.h): TF's
-// window geometry and layout conversions, written again from spec/tf-ops.md
+// window geometry and layout conversions, written again from docs/tf-ops.md
 // section 1.2 and independent of the runtime's and the generators' code.
 // The references themselves are scatter/gather loops in double precision
 // over NHWC tensors; tests compare every compiled variant against them.
@@ -12,8 +12,8 @@
 
 namespace gradtune::reference {
 
-// One spatial dimension's TF geometry (spec 1.2), computed here again from
-// the formulas, not with the runtime's code.
+// One spatial dimension's TF geometry (docs/tf-ops.md section 1.2), computed
+// here again from the formulas, not with the runtime's code.
 struct Window {
     int64_t output = 0, pad_before = 0, pad_after = 0;
 };

@@ -15,7 +15,7 @@ import unittest
 import numpy as np
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-# TF's own kernels (spec/tf-ops.md's reference, as for the fixtures'
+# TF's own kernels (docs/tf-ops.md's reference, as for the fixtures'
 # "native" path): pip TF's default oneDNN kernels word some errors otherwise.
 os.environ["TF_ENABLE_ONEDNN_OPTS"] = "0"
 import tensorflow as tf  # noqa: E402
@@ -297,8 +297,8 @@ class Errors(unittest.TestCase):
             lambda: gradtune_tf.ops.gradtune_fractional_avg_pool_grad(shape, dy, cells, cells))
 
     def test_policy_error(self):
-        # Where TF writes out of bounds, gradtune refuses (spec section 15.3),
-        # as an InvalidArgumentError like TF's own.
+        # Where TF writes out of bounds, gradtune refuses (docs/tf-ops.md
+        # section 15.3), as an InvalidArgumentError like TF's own.
         dy = tf.zeros([2, 2, 2, 1])
         cells = tf.constant([0, 2, 4], dtype=tf.int64)
         shape = tf.constant([1, 4, 4, 1], dtype=tf.int64)

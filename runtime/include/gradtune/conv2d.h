@@ -1,7 +1,7 @@
-// Conv2D: the forward convolution (spec/tf-ops.md section 5), with TF's
-// inputs, attrs, validation order and error texts. Policy (spec section 15):
-// NHWC and NCHW, dilations and groups on every device (TF's CPU kernel
-// refuses NCHW).
+// Conv2D: the forward convolution (docs/tf-ops.md section 5), with TF's inputs,
+// attrs, validation order and error texts. Policy (docs/tf-ops.md section 15):
+// NHWC and NCHW, dilations and groups on every device (TF's CPU kernel refuses
+// NCHW).
 //
 //   input   T [N, H, W, C_in] (NHWC) or [N, C_in, H, W] (NCHW)
 //   filter  T [FH, FW, C_in / G, C_out]   (HWIO; G groups, G divides C_out)

@@ -1,8 +1,8 @@
 // Conv2DBackpropFilter: the gradient of Conv2D with respect to its filter
-// (spec/tf-ops.md section 7), with TF's inputs, attrs, validation order and
-// error texts. Policy (spec section 15): NHWC and NCHW, dilations and grouped
-// filters work on every device (TF's CPU kernel refuses all three); invalid
-// values are still refused with TF's kind and text; an empty input or
+// (docs/tf-ops.md section 7), with TF's inputs, attrs, validation order and
+// error texts. Policy (docs/tf-ops.md section 15): NHWC and NCHW, dilations and
+// grouped filters work on every device (TF's CPU kernel refuses all three);
+// invalid values are still refused with TF's kind and text; an empty input or
 // out_backprop gives zeros.
 //
 //   input         T [N, H, W, C] (NHWC) or [N, C, H, W] (NCHW)

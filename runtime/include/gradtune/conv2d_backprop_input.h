@@ -1,8 +1,8 @@
 // Conv2DBackpropInput: the gradient of Conv2D with respect to its input
-// (spec/tf-ops.md section 6), with TF's inputs, attrs, validation order and
-// error texts. Policy (spec section 15): NHWC and NCHW, dilations and grouped
-// filters work on every device (TF's CPU kernel refuses all three); invalid
-// values are still refused with TF's kind and text.
+// (docs/tf-ops.md section 6), with TF's inputs, attrs, validation order and
+// error texts. Policy (docs/tf-ops.md section 15): NHWC and NCHW, dilations and
+// grouped filters work on every device (TF's CPU kernel refuses all three);
+// invalid values are still refused with TF's kind and text.
 //
 //   input_sizes   int32 [4] (the shape of `input`, in data_format order)
 //                 or [2] ([H, W]; batch from out_backprop, depth = filter dim 2)

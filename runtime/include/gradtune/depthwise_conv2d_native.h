@@ -1,6 +1,6 @@
-// DepthwiseConv2dNative: the forward depthwise convolution (spec/tf-ops.md
-// section 2), with TF's inputs, attrs, validation order and error texts.
-// Policy (spec section 15): NHWC and NCHW on the CPU, and real dilations,
+// DepthwiseConv2dNative: the forward depthwise convolution (docs/tf-ops.md
+// section 2), with TF's inputs, attrs, validation order and error texts. Policy
+// (docs/tf-ops.md section 15): NHWC and NCHW on the CPU, and real dilations,
 // where TF's CPU kernel refuses both.
 //
 //   input   T [N, H, W, C] (NHWC) or [N, C, H, W] (NCHW)

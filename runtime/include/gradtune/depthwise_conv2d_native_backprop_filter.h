@@ -1,7 +1,7 @@
 // DepthwiseConv2dNativeBackpropFilter: the gradient of DepthwiseConv2dNative
-// with respect to its filter (spec/tf-ops.md section 4), with TF's inputs,
-// attrs, validation order and error texts. Policy (spec section 15): NHWC and
-// NCHW, real dilated gradients, zeros where TF leaves the output
+// with respect to its filter (docs/tf-ops.md section 4), with TF's inputs,
+// attrs, validation order and error texts. Policy (docs/tf-ops.md section 15):
+// NHWC and NCHW, real dilated gradients, zeros where TF leaves the output
 // uninitialised (empty out_backprop, e.g. N = 0).
 //
 //   input         T [N, H, W, C] (NHWC) or [N, C, H, W] (NCHW)

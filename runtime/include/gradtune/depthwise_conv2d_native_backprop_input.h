@@ -1,7 +1,8 @@
 // DepthwiseConv2dNativeBackpropInput: the gradient of DepthwiseConv2dNative
-// with respect to its input (spec/tf-ops.md section 3), with TF's inputs,
-// attrs, validation order and error texts. Policy (spec section 15): NHWC and
-// NCHW, real dilated gradients, zeros for M = 0 and empty out_backprop.
+// with respect to its input (docs/tf-ops.md section 3), with TF's inputs,
+// attrs, validation order and error texts. Policy (docs/tf-ops.md section 15):
+// NHWC and NCHW, real dilated gradients, zeros for M = 0 and empty
+// out_backprop.
 //
 //   input_sizes   int32 [4]     the shape of `input`, in data_format order
 //   filter        T [FH, FW, C, M]

@@ -1,4 +1,4 @@
-// FractionalAvgPool (spec/tf-ops.md section 8), the forward companion of
+// FractionalAvgPool (docs/tf-ops.md section 8), the forward companion of
 // FractionalAvgPoolGrad, with TF's inputs, attrs, outputs, validation order
 // and error texts.
 //

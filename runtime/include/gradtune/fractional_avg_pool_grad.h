@@ -1,4 +1,4 @@
-// FractionalAvgPoolGrad: the gradient of FractionalAvgPool (spec/tf-ops.md
+// FractionalAvgPoolGrad: the gradient of FractionalAvgPool (docs/tf-ops.md
 // section 9), with TF's inputs, attrs, validation order and error texts.
 //
 //   orig_input_tensor_shape  int64 [4]   the shape of FractionalAvgPool's input, NHWC
@@ -10,11 +10,11 @@
 // over the input pixels it covers, accumulated in float64 and cast to T once
 // (integers truncate toward zero), as TF does.
 //
-// Policy (spec section 15): an out_backprop with a larger batch or depth than
-// orig_input_tensor_shape (TF writes out of bounds) is rejected with
+// Policy (docs/tf-ops.md section 15): an out_backprop with a larger batch or
+// depth than orig_input_tensor_shape (TF writes out of bounds) is rejected with
 // InvalidArgument; a smaller one leaves the rest of the output zero, as TF.
-// Sequences with values beyond the input or decreasing values are accepted,
-// as TF: cells are clamped to the input or empty.
+// Sequences with values beyond the input or decreasing values are accepted, as
+// TF: cells are clamped to the input or empty.
 #pragma once
 
 #include "gradtune/run_options.h"
