@@ -1,7 +1,7 @@
 # Every op gradtune compiles is a generator: generators/<stem>_generator.cpp,
 # whose HALIDE_REGISTER_GENERATOR(<class>, <TFName>) line names the TF op.
-# Adding an op is adding its own files, all named after the stem (README,
-# "Adding an op"); no list to edit:
+# Adding an op is adding its own files, all named after the stem
+# (docs/contributing.md, "Adding an op"); no list to edit:
 #   generators/<stem>_generator.cpp
 #   schedules/<stem>.h (knob tables and space; the pipeline's Funcs and apply)
 #   runtime/include/gradtune/<stem>.h, runtime/src/<stem>.cpp

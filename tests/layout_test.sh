@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every op (one per generators/<stem>_generator.cpp) in every layer: the files
-# a new op adds (README, "Adding an op"), its
+# a new op adds (docs/contributing.md, "Adding an op"), its
 # knob-space version, its rows in the default suite and its TensorFlow
 # fixtures. (Its TensorFlow custom op comes from its OpSpec, python/gradtune_tf/ops.cc;
 # tests/tf/test_ops.py checks it is TF's.) The build itself stops on a missing generator, schedule, runtime,
@@ -42,7 +42,7 @@ for entry in $ops; do
     lack "$op" "no row in bench/suites/default.txt"
 done
 if [ "$missing" -gt 0 ]; then
-  echo "$missing piece(s) missing; the list of files an op adds is in README.md, \"Adding an op\""
+  echo "$missing piece(s) missing; the list of files an op adds is in docs/contributing.md, \"Adding an op\""
   exit 1
 fi
 echo "$count ops, each in every layer"
