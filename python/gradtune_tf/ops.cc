@@ -5,9 +5,13 @@
 // eight: it hands TF's CPU tensors to gradtune's by-name API as views, lets
 // gradtune validate the call like TF, allocates TF's outputs with the shapes
 // gradtune reports and has gradtune write into them (RunOpInto: no copies).
-// gradtune's errors become TF errors of the same kind and text.
+// gradtune's errors become TF errors of the same kind and text. The kernels'
+// parallel loops run on the op's intra-op threads (TfThreads), not on
+// gradtune's own pool.
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <iomanip>
 #include <sstream>
 #include <string>
@@ -20,6 +24,7 @@
 #include "tensorflow/core/framework/op_def_builder.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/shape_inference.h"
+#include "tensorflow/core/platform/threadpool.h"
 
 namespace {
 
@@ -193,6 +198,30 @@ Ref View(const tensorflow::Tensor &t, gradtune::DataType dtype) {
     return ref;
 }
 
+// The threads TensorFlow gives a CPU op (its intra-op pool, sized by
+// tf.config.threading.set_intra_op_parallelism_threads), lent to gradtune's
+// parallel loops: a training step then never has gradtune's threads running
+// or spinning beside TensorFlow's own, and two gradtune ops that TensorFlow's
+// inter-op threads run at once share the pool as TensorFlow's kernels do.
+// GRADTUNE_TF_THREADS=gradtune keeps gradtune's own pool (for comparison).
+class TfThreads : public gradtune::ParallelRunner {
+public:
+    explicit TfThreads(OpKernelContext *ctx) : workers_(ctx->device()->tensorflow_cpu_worker_threads()) {}
+    int Threads() const override { return workers_->num_threads; }
+    void Schedule(std::function<void()> work) override { workers_->workers->Schedule(std::move(work)); }
+
+    static bool enabled() {
+        static const bool on = [] {
+            const char *v = std::getenv("GRADTUNE_TF_THREADS");
+            return !(v && std::strcmp(v, "gradtune") == 0);
+        }();
+        return on;
+    }
+
+private:
+    const tensorflow::DeviceBase::CpuWorkerThreads *workers_;
+};
+
 class GradtuneOp : public OpKernel {
 public:
     explicit GradtuneOp(OpKernelConstruction *ctx) : OpKernel(ctx) {
@@ -265,7 +294,10 @@ public:
             OP_REQUIRES_OK(ctx, ctx->allocate_output(static_cast<int>(i), shape, &out));
             outputs.push_back(View<gradtune::TensorRef>(*out, info.output_dtypes[i]));
         }
-        OP_REQUIRES_OK(ctx, ToTensorflow(gradtune::RunOpInto(call, outputs)));
+        TfThreads threads(ctx);
+        gradtune::RunOptions options;
+        if (TfThreads::enabled()) options.parallel = &threads;
+        OP_REQUIRES_OK(ctx, ToTensorflow(gradtune::RunOpInto(call, outputs, options)));
     }
 
 private:

@@ -36,6 +36,16 @@ void halide_error_to_context(void *user_context, const char *message) {
     }
 }
 
+// Every kernel's parallel loop: on the threads the call lends, else on
+// gradtune's pool. Kernels run with their call's CallContext as user_context.
+int do_par_for(void *user_context, halide_task_t task, int min, int size, uint8_t *closure) {
+    if (user_context) {
+        if (ParallelRunner *runner = static_cast<CallContext *>(user_context)->parallel)
+            return runner_do_par_for(*runner, user_context, task, min, size, closure);
+    }
+    return pool_do_par_for(user_context, task, min, size, closure);
+}
+
 std::atomic<int> refused_targets{0};
 
 bool has_feature(const uint64_t *features, int feature) { return (features[feature / 64] >> (feature % 64)) & 1; }
@@ -102,7 +112,7 @@ void install_halide_handlers() {
     static std::once_flag once;
     std::call_once(once, [] {
         halide_set_error_handler(&halide_error_to_context);
-        halide_set_custom_do_par_for(&pool_do_par_for);  // thread_pool.h: why
+        halide_set_custom_do_par_for(&do_par_for);  // thread_pool.h: why
         const char *isa = std::getenv("GRADTUNE_MAX_CPU_ISA");
         if (isa && std::strcmp(isa, "avx2") == 0) {
             halide_set_custom_can_use_target_features(&can_use_up_to_avx2);
@@ -170,6 +180,7 @@ Status check_int32_elements(std::initializer_list<int64_t> element_counts) {
 Status KernelCall::begin(const CallInfo &info, const RunOptions &options) {
     info_ = &info;
     device_ = options.device;
+    context_.parallel = options.parallel;
     GRADTUNE_RETURN_IF_ERROR(select_kernel(info, options, &selection_));
     if (device_ == Device::cuda) {
         std::string why;

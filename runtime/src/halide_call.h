@@ -44,10 +44,12 @@ private:
 // runtime's messages here, so that each call gets its own.
 struct CallContext {
     std::string error;
+    ParallelRunner *parallel = nullptr;  // RunOptions::parallel: the threads the loops run on
 };
 
-// Installs the error handler and the thread pool of the parallel loops
-// (thread_pool.h), once, thread-safe. Halide's default error handler aborts
+// Installs the error handler and the parallel loops' runner (thread_pool.h:
+// the call's ParallelRunner where it lends one, else gradtune's pool), once,
+// thread-safe. Halide's default error handler aborts
 // the process; ours records the message in the call's CallContext.
 // With GRADTUNE_MAX_CPU_ISA=avx2 (in the spirit of ONEDNN_MAX_CPU_ISA) it also
 // keeps the multi-target kernels off every AVX-512 target, so the AVX2

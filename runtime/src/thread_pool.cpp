@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <system_error>
 #include <thread>
@@ -79,6 +80,13 @@ public:
         return error;
     }
 
+    static int run_serially(void *user_context, halide_task_t task, int min, int size, uint8_t *closure) {
+        for (int i = 0; i < size; i++) {
+            if (int result = task(user_context, min + i, closure)) return result;
+        }
+        return 0;
+    }
+
 private:
     struct Job {
         halide_task_t task = nullptr;
@@ -92,13 +100,6 @@ private:
         Job job;
         uint64_t generation = 0;
     };
-
-    static int run_serially(void *user_context, halide_task_t task, int min, int size, uint8_t *closure) {
-        for (int i = 0; i < size; i++) {
-            if (int result = task(user_context, min + i, closure)) return result;
-        }
-        return 0;
-    }
 
     // Claims the job's iterations one at a time: next_ holds the generation
     // (high 32 bits) and the next iteration (low 32 bits), so that a thread
@@ -163,7 +164,61 @@ private:
     std::atomic<bool> busy_{false};
 };
 
+// One loop on a runner's threads. Shared by the caller and its helpers: a
+// helper that starts after the loop is done finds no iteration to claim and
+// touches nothing of the caller's (the closure may be gone by then).
+struct LentLoop {
+    halide_task_t task;
+    void *user_context;
+    uint8_t *closure;
+    int min, size;
+    std::atomic<int> next{0};
+    std::atomic<int> remaining;
+    std::atomic<int> error{0};
+    std::mutex mutex;
+    std::condition_variable done;
+
+    LentLoop(halide_task_t t, void *context, uint8_t *c, int first, int count)
+        : task(t), user_context(context), closure(c), min(first), size(count), remaining(count) {}
+
+    void claim() {
+        for (int i = next.fetch_add(1, std::memory_order_relaxed); i < size;
+             i = next.fetch_add(1, std::memory_order_relaxed)) {
+            if (int result = task(user_context, min + i, closure)) {
+                int none = 0;
+                error.compare_exchange_strong(none, result, std::memory_order_relaxed);
+            }
+            if (remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+                std::lock_guard<std::mutex> lock(mutex);  // so that wait() cannot miss it
+                done.notify_all();
+            }
+        }
+    }
+
+    // The iterations helpers claimed and still run: spin a little (they are
+    // usually short), then sleep: the runner's other work needs the core.
+    void wait() {
+        for (int spins = 0; spins < 2048; spins++) {
+            if (remaining.load(std::memory_order_acquire) == 0) return;
+            GRADTUNE_PAUSE();
+        }
+        std::unique_lock<std::mutex> lock(mutex);
+        done.wait(lock, [this] { return remaining.load(std::memory_order_acquire) == 0; });
+    }
+};
+
 }  // namespace
+
+int runner_do_par_for(ParallelRunner &runner, void *user_context, halide_task_t task, int min, int size,
+                      uint8_t *closure) {
+    const int helpers = std::min(runner.Threads(), size) - 1;
+    if (helpers <= 0) return Pool::run_serially(user_context, task, min, size, closure);
+    auto loop = std::make_shared<LentLoop>(task, user_context, closure, min, size);
+    for (int i = 0; i < helpers; i++) runner.Schedule([loop] { loop->claim(); });
+    loop->claim();
+    loop->wait();
+    return loop->error.load(std::memory_order_relaxed);
+}
 
 int pool_thread_count() {
     const int set = halide_get_num_threads();

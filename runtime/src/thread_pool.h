@@ -20,12 +20,22 @@
 
 #include <HalideRuntime.h>
 
+#include "gradtune/run_options.h"
+
 namespace gradtune::internal {
 
 // halide_do_par_for's contract: runs task(user_context, i, closure) for i in
 // [min, min + size) and returns the first non-zero result (0 when all
 // succeed).
 int pool_do_par_for(void *user_context, halide_task_t task, int min, int size, uint8_t *closure);
+
+// The same loop on threads the caller lends (RunOptions::parallel): the
+// calling thread and up to runner.Threads() - 1 helpers claim iterations one
+// at a time; it returns when every iteration has run, waiting only for those
+// a helper has started. Nested loops (from inside a task) go to the runner
+// too.
+int runner_do_par_for(ParallelRunner &runner, void *user_context, halide_task_t task, int min, int size,
+                      uint8_t *closure);
 
 // The threads a parallel loop runs on (the caller included): what
 // halide_set_num_threads set, else Halide's default (HL_NUM_THREADS, else

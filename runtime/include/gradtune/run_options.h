@@ -2,6 +2,7 @@
 // which compiled variant.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 
@@ -19,6 +20,26 @@ struct ExternalKernel {
     Device device = Device::cpu;
 };
 
+// Threads a caller lends a call for its parallel loops, instead of
+// gradtune's own pool: a framework's intra-op threads (TensorFlow's
+// OpKernelContext workers, in python/gradtune_tf), so that a call inside a
+// training step runs on the threads the framework gives the op and no
+// thread of gradtune's waits or spins beside the framework's own.
+//
+// A loop runs its iterations on the calling thread and on up to Threads() - 1
+// helpers handed to Schedule(); it waits only for iterations a helper has
+// already started, never for a helper to start, so a busy pool delays a
+// call but cannot stall it. Schedule() may run the work at any later time,
+// even after the call returned (it then finds nothing left to do).
+class ParallelRunner {
+public:
+    virtual ~ParallelRunner() = default;
+    // The threads a loop may use, the calling thread included (>= 1).
+    virtual int Threads() const = 0;
+    // Runs `work` once, on another thread, soon.
+    virtual void Schedule(std::function<void()> work) = 0;
+};
+
 struct RunOptions {
     Device device = Device::cpu;
     // "" lets dispatch choose (exact tuned shape, nearest tuned shape with the
@@ -26,6 +47,9 @@ struct RunOptions {
     // variant; the call fails if it does not fit.
     std::string variant;
     const ExternalKernel *external_kernel = nullptr;
+    // The CPU threads the call's parallel loops run on (nullptr: gradtune's
+    // pool, HL_NUM_THREADS threads). Not owned; must outlive the call.
+    ParallelRunner *parallel = nullptr;
 };
 
 }  // namespace gradtune
