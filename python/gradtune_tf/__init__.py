@@ -13,6 +13,11 @@ a Gradtune prefix, with TF's inputs, attrs, shape functions and error
 messages: `gradtune_tf.ops.gradtune_conv2d_backprop_input(...)` takes what
 `tf.raw_ops.Conv2DBackpropInput` takes.
 
+Never slower than TensorFlow: the first time a gradient meets a call
+signature, gradtune's kernel is timed against TensorFlow's own and the
+faster serves it (python/gradtune_tf/autotune.py; GRADTUNE_TF_AUTOTUNE=0
+turns it off, GRADTUNE_VERBOSE=1 says which side serves each signature).
+
 The library is looked up in $GRADTUNE_TF_LIBRARY, next to this file, then in
 the build tree (build/python/gradtune_tf/).
 """
@@ -24,7 +29,9 @@ import threading
 import tensorflow as tf
 from tensorflow.python.framework import ops as _tf_ops
 
-__all__ = ["ops", "library_path", "use_for_gradients"]
+from . import autotune
+
+__all__ = ["ops", "library_path", "use_for_gradients", "served_by"]
 
 
 def library_path():
@@ -46,6 +53,38 @@ def library_path():
 
 
 ops = tf.load_op_library(library_path())
+_autotuner = None
+
+
+def served_by(call):
+    """Which side serves a gradient call (autotune.Call): autotune.GRADTUNE
+    or autotune.TENSORFLOW. gradtune where the floor is off or the call's
+    shapes are not all known."""
+    global _autotuner
+    if not autotune.enabled():
+        return autotune.GRADTUNE
+    for _, _, value in call.inputs:
+        if any(v is None for v in value):
+            return autotune.GRADTUNE
+    if _autotuner is None:
+        _autotuner = autotune.Autotuner(library_path())
+    return _autotuner.choose(call)
+
+
+def _shape(tensor):
+    return tensor.shape.as_list() if tensor.shape.rank is not None else [None]
+
+
+def _gradient_op(name, gradtune_op, dtype, inputs, attrs):
+    """The op that computes one gradient, gradtune's or TF's (served_by).
+    `inputs` describes its inputs as {name: (kind, x)} (autotune.Call's
+    kinds): a "tensor" input is x itself, a "shape" input measures x, a
+    "sequence" input is given as (cells, extent)."""
+    described = [(name, kind, x if kind == "sequence" else _shape(x)) for name, (kind, x) in inputs.items()]
+    op = gradtune_op
+    if served_by(autotune.Call(name, gradtune_op, dtype, described, attrs)) == autotune.TENSORFLOW:
+        op = getattr(tf.raw_ops, name)
+    return op
 
 
 def _on_cpu(*tensors):
@@ -67,10 +106,17 @@ def _conv2d_grad(original):
         if not _on_cpu(op.inputs[0], op.inputs[1], grad):
             return original(op, grad)
         attrs = _attrs(op, _CONV_ATTRS + ("use_cudnn_on_gpu",))
-        shape_0, shape_1 = tf.shape_n([op.inputs[0], op.inputs[1]])
+        x, f = op.inputs[0], op.inputs[1]
+        shape_0, shape_1 = tf.shape_n([x, f])
+        backprop_input = _gradient_op("Conv2DBackpropInput", ops.gradtune_conv2d_backprop_input, grad.dtype,
+                                      {"input_sizes": ("shape", x), "filter": ("tensor", f),
+                                       "out_backprop": ("tensor", grad)}, attrs)
+        backprop_filter = _gradient_op("Conv2DBackpropFilter", ops.gradtune_conv2d_backprop_filter, grad.dtype,
+                                       {"input": ("tensor", x), "filter_sizes": ("shape", f),
+                                        "out_backprop": ("tensor", grad)}, attrs)
         return [
-            ops.gradtune_conv2d_backprop_input(shape_0, op.inputs[1], grad, **attrs),
-            ops.gradtune_conv2d_backprop_filter(op.inputs[0], shape_1, grad, **attrs),
+            backprop_input(input_sizes=shape_0, filter=f, out_backprop=grad, **attrs),
+            backprop_filter(input=x, filter_sizes=shape_1, out_backprop=grad, **attrs),
         ]
 
     return grad
@@ -81,9 +127,16 @@ def _depthwise_grad(original):
         if not _on_cpu(op.inputs[0], op.inputs[1], grad):
             return original(op, grad)
         attrs = _attrs(op, _CONV_ATTRS)
+        x, f = op.inputs[0], op.inputs[1]
+        backprop_input = _gradient_op(
+            "DepthwiseConv2dNativeBackpropInput", ops.gradtune_depthwise_conv2d_native_backprop_input, grad.dtype,
+            {"input_sizes": ("shape", x), "filter": ("tensor", f), "out_backprop": ("tensor", grad)}, attrs)
+        backprop_filter = _gradient_op(
+            "DepthwiseConv2dNativeBackpropFilter", ops.gradtune_depthwise_conv2d_native_backprop_filter, grad.dtype,
+            {"input": ("tensor", x), "filter_sizes": ("shape", f), "out_backprop": ("tensor", grad)}, attrs)
         return [
-            ops.gradtune_depthwise_conv2d_native_backprop_input(tf.shape(op.inputs[0]), op.inputs[1], grad, **attrs),
-            ops.gradtune_depthwise_conv2d_native_backprop_filter(op.inputs[0], tf.shape(op.inputs[1]), grad, **attrs),
+            backprop_input(input_sizes=tf.shape(x), filter=f, out_backprop=grad, **attrs),
+            backprop_filter(input=x, filter_sizes=tf.shape(f), out_backprop=grad, **attrs),
         ]
 
     return grad
@@ -93,13 +146,19 @@ def _fractional_avg_pool_grad(original):
     def grad(op, grad_0, grad_1, grad_2):
         if not _on_cpu(op.inputs[0], grad_0):
             return original(op, grad_0, grad_1, grad_2)
-        return ops.gradtune_fractional_avg_pool_grad(
-            tf.shape(op.inputs[0], out_type=tf.int64),
-            grad_0,
-            op.outputs[1],
-            op.outputs[2],
-            overlapping=op.get_attr("overlapping"),
-        )
+        x, rows, cols = op.inputs[0], op.outputs[1], op.outputs[2]
+        attrs = {"overlapping": op.get_attr("overlapping")}
+        # The sequences' cells are the pooled rows and columns (their static
+        # lengths are TF's shape function's, one short).
+        sizes = _shape(x) if x.shape.rank == 4 else [None] * 4
+        cells = _shape(grad_0) if grad_0.shape.rank == 4 else [None] * 4
+        pool_grad = _gradient_op(
+            "FractionalAvgPoolGrad", ops.gradtune_fractional_avg_pool_grad, grad_0.dtype,
+            {"orig_input_tensor_shape": ("shape", x), "out_backprop": ("tensor", grad_0),
+             "row_pooling_sequence": ("sequence", (cells[1], sizes[1])),
+             "col_pooling_sequence": ("sequence", (cells[2], sizes[2]))}, attrs)
+        return pool_grad(orig_input_tensor_shape=tf.shape(x, out_type=tf.int64), out_backprop=grad_0,
+                         row_pooling_sequence=rows, col_pooling_sequence=cols, **attrs)
 
     return grad
 

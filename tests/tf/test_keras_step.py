@@ -1,10 +1,11 @@
 """A real Keras training loop with and without gradtune_tf.use_for_gradients()
-(bench/keras_step.py: a small MobileNetV2-style model with depthwise 3x3,
-1x1 and 3x3 convolutions and a fractional average pooling layer, trained for
-a few SGD steps from the same weights on the same data, the two loops
-interleaved). The traced steps must call gradtune's ops (and the other
-TF's), the first step's gradients and the loss trajectories must agree
-within float32's tolerance; prints both step times.
+(bench/keras_models.py's fractional_net: a small MobileNetV2-style model with
+depthwise 3x3, 1x1 and 3x3 convolutions and a fractional average pooling
+layer, trained for a few SGD steps from the same weights on the same data,
+the two loops interleaved). The traced steps must call gradtune's ops (and
+the other TF's), the first step's gradients and the loss trajectories must
+agree within float32's tolerance; prints both step times. The autotune floor
+is off (GRADTUNE_TF_AUTOTUNE=0): every gradient is gradtune's kernel here.
 
 Run by ctest (label tf) with .tf-venv's Python.
 """
@@ -15,15 +16,18 @@ import unittest
 
 import numpy as np
 
+os.environ["GRADTUNE_TF_AUTOTUNE"] = "0"
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
-import keras_step  # noqa: E402
+import keras_models  # noqa: E402
 
 STEPS = 6
+MODEL = "fractional_net"
 
 
 class KerasStep(unittest.TestCase):
     def test_same_training(self):
-        want, got = keras_step.train_side_by_side(STEPS)
+        want, got, _ = keras_models.train_side_by_side(MODEL, STEPS)
         # gradtune's ops are in the traced step, TF's are not.
         for name in ("GradtuneConv2DBackpropInput", "GradtuneConv2DBackpropFilter",
                      "GradtuneDepthwiseConv2dNativeBackpropInput", "GradtuneDepthwiseConv2dNativeBackpropFilter",
@@ -37,9 +41,9 @@ class KerasStep(unittest.TestCase):
             self.assertLessEqual(err, 1e-5, "first step's gradient of a %s weight" % (w.shape,))
         np.testing.assert_allclose(got["losses"], want["losses"], rtol=1e-5)
         self.assertLess(want["losses"][-1], want["losses"][0])  # it trains
-        tf_ms, _ = keras_step.summary(want["times"])
-        gt_ms, _ = keras_step.summary(got["times"])
-        print("\nKeras step (batch %d, %d steps): losses %s" % (keras_step.BATCH, STEPS,
+        tf_ms, _ = keras_models.summary(want["times"])
+        gt_ms, _ = keras_models.summary(got["times"])
+        print("\nKeras step (batch %d, %d steps): losses %s" % (keras_models.MODELS[MODEL][2], STEPS,
                                                               ", ".join("%.5f" % v for v in got["losses"])))
         print("median step time: TensorFlow's gradients %.2f ms, gradtune's %.2f ms (%.2fx)"
               % (tf_ms, gt_ms, tf_ms / gt_ms))

@@ -18,6 +18,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 # TF's own kernels (docs/tf-ops.md's reference, as for the fixtures'
 # "native" path): pip TF's default oneDNN kernels word some errors otherwise.
 os.environ["TF_ENABLE_ONEDNN_OPTS"] = "0"
+# gradtune's kernels serve every gradient here (tests/tf/test_autotune.py
+# tests the floor that may hand a call to TF's kernel).
+os.environ["GRADTUNE_TF_AUTOTUNE"] = "0"
 import tensorflow as tf  # noqa: E402
 
 import gradtune_tf  # noqa: E402
