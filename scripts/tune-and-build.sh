@@ -10,8 +10,9 @@
 #      speedup, the variant that serves it and oneDNN's time, plus the tuning
 #      run's candidate rate and curve: build/report.md, which opens with a
 #      five-line summary and the plots of build/report/ (scripts/report_plots.py),
-#      and, where scripts/tf-ops.sh built the TensorFlow drop-in, the step
-#      time of a Keras training loop with TF's and gradtune's gradients.
+#      and, where scripts/tf-ops.sh built the TensorFlow drop-in, the training
+#      step time of Keras models with TF's and gradtune's gradients
+#      (bench/keras_models.py, a few minutes) and where one step goes.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -29,15 +30,17 @@ echo "[main] plotting"
 klass="$(build/tuner/gradtune variants | awk 'NR == 1 {print $3}')"
 .venv/bin/python scripts/report_plots.py --rows build/report.json --out-dir build/report \
   --curve ".gradtune/trials-$klass.jsonl.curve.json" --markdown build/report-summary.md
-# With the TensorFlow drop-in built (scripts/tf-ops.sh): a Keras training
-# step with TF's gradients and with gradtune's, side by side.
+# With the TensorFlow drop-in built (scripts/tf-ops.sh): Keras models'
+# training steps with TF's gradients and with gradtune's, side by side, and
+# where one MobileNetV2 step goes, op by op.
 rm -f build/report-keras.md
 if [ -f build/python/gradtune_tf/libgradtune_tf.so ] && [ -x .tf-venv/bin/python ]; then
-  echo "[main] timing a Keras training step with TensorFlow's and gradtune's gradients"
+  echo "[main] timing Keras models' training steps with TensorFlow's and gradtune's gradients"
   GRADTUNE_TF_LIBRARY=build/python/gradtune_tf/libgradtune_tf.so PYTHONPATH=python \
-    .tf-venv/bin/python bench/keras_step.py --markdown build/report-keras.md
+    .tf-venv/bin/python bench/keras_models.py --breakdown mobilenet_v2 --markdown build/report-keras.md \
+    --json build/report-keras.json
 fi
-# The summary and plots first, then the benchmark's tables, the Keras step,
+# The summary and plots first, then the benchmark's tables, the Keras steps,
 # then the tuning run's rate and curve.
 {
   printf '# gradtune report\n\n'
