@@ -451,3 +451,76 @@ TEST_CASE("RunOpInto writes into the caller's memory of the shapes DescribeCall 
     CHECK_FALSE(described.ok());
     CHECK(described.ToString() == run.ToString());
 }
+
+TEST_CASE("a pointwise dense gradient is described in its pointwise view", "[dispatch]") {
+    // (N, H, W) of a 1x1 stride-1 call without padding -> the view's
+    // (N, H, W): NHWC, every position of the batch in rows of up to 64
+    // columns (at least two rows); NCHW, each image's positions so; the
+    // call's own shape where the view's rows would be no longer.
+    struct Row {
+        const char *layout;
+        std::array<int64_t, 3> call, view;
+    };
+    const Row rows[] = {{"NHWC", {8, 4, 4}, {1, 2, 64}},  {"NHWC", {1, 56, 56}, {1, 49, 64}},
+                        {"NHWC", {3, 5, 5}, {1, 3, 25}},  {"NHWC", {1, 7, 7}, {1, 7, 7}},
+                        {"NHWC", {1, 97, 1}, {1, 97, 1}}, {"NHWC", {8, 7, 7}, {1, 7, 56}},
+                        {"NCHW", {2, 6, 6}, {2, 2, 18}},  {"NCHW", {8, 4, 4}, {8, 2, 8}}};
+    for (const Row &r : rows)
+        for (const char *op : {"Conv2DBackpropInput", "Conv2DBackpropFilter"})
+            for (const char *padding : {"SAME", "VALID", "EXPLICIT"}) {
+                const bool nchw = std::string(r.layout) == "NCHW";
+                const auto [n, h, w] = r.call;
+                const std::vector<int64_t> x_shape = nchw ? std::vector<int64_t>{n, 6, h, w}
+                                                          : std::vector<int64_t>{n, h, w, 6};
+                const std::vector<int64_t> dy_shape = nchw ? std::vector<int64_t>{n, 4, h, w}
+                                                           : std::vector<int64_t>{n, h, w, 4};
+                const Tensor x(DataType::kFloat, x_shape), f(DataType::kFloat, {1, 1, 6, 4}),
+                    dy(DataType::kFloat, dy_shape);
+                const std::vector<int64_t> x_sizes(x_shape), f_sizes{1, 1, 6, 4};
+                const Tensor sizes = Tensor::FromVector(DataType::kInt32, {4},
+                                                        std::vector<int32_t>(x_sizes.begin(), x_sizes.end()));
+                const Tensor filter_sizes = Tensor::FromVector(DataType::kInt32, {4},
+                                                               std::vector<int32_t>(f_sizes.begin(), f_sizes.end()));
+                OpCall call{op, {}, {}};
+                if (std::string(op) == "Conv2DBackpropInput") {
+                    call.inputs = {{"input_sizes", sizes}, {"filter", f}, {"out_backprop", dy}};
+                } else {
+                    call.inputs = {{"input", x}, {"filter_sizes", filter_sizes}, {"out_backprop", dy}};
+                }
+                call.attrs = {{"strides", std::vector<int64_t>{1, 1, 1, 1}},
+                              {"padding", std::string(padding)},
+                              {"data_format", std::string(r.layout)},
+                              {"dilations", nchw ? std::vector<int64_t>{1, 1, 2, 2} : std::vector<int64_t>{1, 2, 2, 1}}};
+                if (std::string(padding) == "EXPLICIT") call.attrs["explicit_paddings"] = std::vector<int64_t>(8, 0);
+                CallInfo info;
+                INFO(op << " " << r.layout << " " << padding << " N" << n << " H" << h << " W" << w);
+                REQUIRE(DescribeCall(call, &info).ok());
+                const bool viewed = r.view != r.call;
+                CHECK(info.shape.at("N") == r.view[0]);
+                CHECK(info.shape.at("H") == r.view[1]);
+                CHECK(info.shape.at("W") == r.view[2]);
+                CHECK(info.padding == (viewed ? "VALID" : padding));
+                CHECK(info.structure.at("dilation_height") == (viewed ? 1 : 2));
+                // The output keeps the call's own shape.
+                CHECK(info.output_shapes[0] == (std::string(op) == "Conv2DBackpropInput" ? x_shape : f_sizes));
+            }
+    // Not pointwise: a stride, or explicit padding, keeps the call's shape.
+    const Tensor f(DataType::kFloat, {1, 1, 6, 4}), dy(DataType::kFloat, {8, 2, 2, 4}),
+        dy_padded(DataType::kFloat, {8, 5, 4, 4});
+    const Tensor sizes = Tensor::FromVector(DataType::kInt32, {4}, std::vector<int32_t>{8, 4, 4, 6});
+    OpCall strided{"Conv2DBackpropInput",
+                   {{"input_sizes", sizes}, {"filter", f}, {"out_backprop", dy}},
+                   {{"strides", std::vector<int64_t>{1, 2, 2, 1}}, {"padding", std::string("VALID")}}};
+    CallInfo info;
+    REQUIRE(DescribeCall(strided, &info).ok());
+    CHECK(info.shape.at("N") == 8);
+    CHECK(info.shape.at("W") == 4);
+    OpCall padded = strided;
+    padded.inputs["out_backprop"] = dy_padded;
+    padded.attrs = {{"strides", std::vector<int64_t>{1, 1, 1, 1}},
+                    {"padding", std::string("EXPLICIT")},
+                    {"explicit_paddings", std::vector<int64_t>{0, 0, 1, 0, 0, 0, 0, 0}}};
+    REQUIRE(DescribeCall(padded, &info).ok());
+    CHECK(info.shape.at("N") == 8);
+    CHECK(info.padding == "EXPLICIT");
+}

@@ -1,5 +1,9 @@
 #include "conv2d_backprop.h"
 
+#include <algorithm>
+#include <map>
+#include <string>
+
 #include "structures.h"
 
 namespace gradtune::internal {
@@ -43,6 +47,39 @@ void DescribeConv2DBackprop(const char *op, DataType dtype, const std::vector<in
                      {"W", dims.spatial_dims[1].input_size},
                      {"C", dims.in_depth},
                      {"O", dims.out_depth}};
+    PointwiseView(p);
+}
+
+void PointwiseView(Conv2DBackpropPrepared *p) {
+    CallInfo &info = p->info;
+    const std::map<std::string, int> &s = info.structure;
+    if (s.at("filter_height") != 1 || s.at("filter_width") != 1 || p->stride_rows != 1 || p->stride_cols != 1 ||
+        p->pad_top != 0 || p->pad_left != 0 || p->zeros)
+        return;
+    for (int64_t pad : info.explicit_paddings)
+        if (pad != 0) return;
+    const bool nhwc = p->format == tf::DataFormat::kNHWC;
+    const int64_t images = info.shape.at("N"), rows = info.shape.at("H"), cols = info.shape.at("W");
+    const int64_t positions = (nhwc ? images : 1) * rows * cols;
+    if (positions < 4) return;
+    int64_t view_cols = 1;
+    for (int64_t c = std::min<int64_t>(64, positions / 2); c > 1; c--) {
+        if (positions % c == 0) {
+            view_cols = c;
+            break;
+        }
+    }
+    if (view_cols <= cols) return;  // no longer rows than the call's own
+    p->pointwise_images = nhwc ? 1 : images;
+    p->pointwise_rows = positions / view_cols;
+    p->pointwise_cols = view_cols;
+    info.shape["N"] = p->pointwise_images;
+    info.shape["H"] = p->pointwise_rows;
+    info.shape["W"] = p->pointwise_cols;
+    info.padding = "VALID";
+    info.explicit_paddings.clear();
+    info.structure["dilation_height"] = info.structure["dilation_width"] = 1;
+    p->dilation_rows = p->dilation_cols = 1;
 }
 
 }  // namespace gradtune::internal
