@@ -4,9 +4,11 @@
 gradtune-bench starts one of these per TF CPU path (TF_ENABLE_ONEDNN_OPTS=1:
 pip TF's default, oneDNN kernels; =0: the Eigen kernels) with .tf-venv's
 python (scripts/tf-fixtures.sh makes it) and interleaves its samples with
-gradtune's, as it does oneDNN's. The call runs inside a tf.function, as a
-training step runs it. This process times its own calls, so the pipe's round
-trip is not counted.
+gradtune's, as it does oneDNN's. The calls run inside a tf.function, as a
+training step runs them, all of a sample's calls in one tf.function call
+(tf_loop), so that a sample times TF's kernels and not the Python call of a
+tf.function, which costs more than a small kernel. This process times its
+own calls, so the pipe's round trip is not counted.
 
 Protocol, one JSON object per line:
   -> {"setup": CALL}  (CALL: gradtune's call JSON: op, inputs, attrs)
@@ -38,14 +40,30 @@ def tensor(spec, rng):
     return tf.cast(tf.constant(data), dtype)
 
 
+def tf_loop(op, inputs, attrs):
+    """A tf.function of `count` that calls op(**inputs, **attrs) `count`
+    times, one after the other, and returns the last result. A while loop
+    whose value is each call's result: calls whose results nothing uses
+    (a chain of control dependencies) are pruned by TF's graph optimizer."""
+
+    @tf.function
+    def calls(count):
+        first = op(**inputs, **attrs)
+        body = lambda i, _: (i + 1, op(**inputs, **attrs))  # noqa: E731
+        return tf.while_loop(lambda i, _: i < count, body, (tf.constant(1), first),
+                             shape_invariants=(tf.TensorShape([]), tf.TensorShape(None)))[1]
+
+    return calls
+
+
 def setup(call):
+    """The call's runner: run(k) runs it k times and returns when done."""
     rng = np.random.default_rng(42)
     inputs = {name: tensor(spec, rng) for name, spec in call["inputs"].items()}
     attrs = call.get("attrs", {})
-    op = getattr(tf.raw_ops, call["op"])
-    function = tf.function(lambda: op(**inputs, **attrs))
-    function()  # trace and warm up
-    return function
+    calls = tf_loop(getattr(tf.raw_ops, call["op"]), inputs, attrs)
+    calls(tf.constant(1))  # trace and warm up
+    return lambda k: calls(tf.constant(k))
 
 
 def reply(message):
@@ -69,8 +87,7 @@ def main():
                 reply({"error": "no call set up"})
                 continue
             start = time.perf_counter()
-            for _ in range(int(request["run"])):
-                function()
+            function(int(request["run"]))
             reply({"ms": 1e3 * (time.perf_counter() - start)})
 
 

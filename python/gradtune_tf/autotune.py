@@ -35,7 +35,7 @@ import tensorflow as tf
 GRADTUNE = "gradtune"
 TENSORFLOW = "tensorflow"
 _SAMPLES = 7  # per side, alternating
-_SAMPLE_MS = 3.0  # a sample runs the op this long at least
+_SAMPLE_MS = 10.0  # a sample runs the op about this long (a tf.function call's own cost, ~0.3 ms, amortised)
 _FILE_VERSION = 1
 
 
@@ -95,44 +95,42 @@ class Call:
         return out
 
 
-def _chain(op, inputs, attrs, count):
-    """A tf.function that runs `op` `count` times one after the other (each
-    call waits for the previous one: no inter-op parallelism, and no call
-    deduplicated), so that a sample times the kernels and not the Python
-    call of a tf.function, which costs more than a small kernel."""
+def _loop(op, inputs, attrs):
+    """A tf.function of `count` that calls `op` `count` times, one after the
+    other, so that a sample times the kernels and not the Python call of a
+    tf.function, which costs more than a small kernel. A while loop whose
+    value is each call's result: calls whose results nothing uses (a chain
+    of control dependencies) are pruned by TF's graph optimizer."""
 
     @tf.function
-    def run():
-        out = None
-        for _ in range(count):
-            with tf.control_dependencies([out] if out is not None else []):
-                out = op(**inputs, **attrs)
-        return out
+    def calls(count):
+        first = op(**inputs, **attrs)
+        body = lambda i, _: (i + 1, op(**inputs, **attrs))  # noqa: E731
+        return tf.while_loop(lambda i, _: i < count, body, (tf.constant(1), first),
+                             shape_invariants=(tf.TensorShape([]), tf.TensorShape(None)))[1]
 
-    return run
+    return calls
 
 
 def _time_side_by_side(ops, inputs, attrs):
     """Median milliseconds per call of each of `ops` (name -> op function)
     on `inputs` and `attrs`, samples alternating between the sides."""
-    chains = {}
+    loops, counts = {}, {}
     for name, op in ops.items():
-        once = _chain(op, inputs, attrs, 1)
-        once()
+        loops[name] = _loop(op, inputs, attrs)
+        loops[name](tf.constant(4))  # traced and warm
         start = time.perf_counter()
-        once()
-        ms = max((time.perf_counter() - start) * 1e3, 1e-3)
-        count = max(1, min(64, int(_SAMPLE_MS / ms) + 1))
-        chains[name] = (_chain(op, inputs, attrs, count), count)
-        chains[name][0]()  # traced and warm
+        loops[name](tf.constant(4))
+        ms = max((time.perf_counter() - start) * 1e3 / 4, 1e-3)
+        counts[name] = max(2, min(1000, int(_SAMPLE_MS / ms) + 1))
+        loops[name](tf.constant(counts[name]))
     samples = {name: [] for name in ops}
     for i in range(_SAMPLES):
         order = list(ops) if i % 2 == 0 else list(reversed(list(ops)))
         for name in order:
-            chain, count = chains[name]
             start = time.perf_counter()
-            chain()
-            samples[name].append((time.perf_counter() - start) * 1e3 / count)
+            loops[name](tf.constant(counts[name]))
+            samples[name].append((time.perf_counter() - start) * 1e3 / counts[name])
     return {name: statistics.median(values) for name, values in samples.items()}
 
 
