@@ -14,6 +14,7 @@
 #include "gradtune/status.h"
 #include "gradtune/tensor.h"
 #include "halide_call.h"
+#include "nhwc_detour.h"
 #include "tf_checks.h"
 
 namespace gradtune::internal {
@@ -71,7 +72,9 @@ inline Status DepthwiseBackpropRefusal(const DepthwiseBackpropPrepared &p, int64
     return check_int32_elements({output_elements, out_backprop.num_elements(), tensor.num_elements()});
 }
 
-// Both ops' Execute(): zeros where no kernel needs to run, else the kernel,
+// Both ops' Execute(): zeros where no kernel needs to run, else the kernel
+// (an NCHW call on the NHWC kernels where only the generic variant has its
+// layout: nhwc_detour.h),
 // whose Halide signature (the op's generated header, so that a mismatch is a
 // compile error) takes the geometry, then the tensor operand, out_backprop
 // and the output. Halide dimension orders (innermost first): activations
@@ -84,6 +87,12 @@ Status ExecuteDepthwiseBackprop(const DepthwiseBackpropOp &op, const DepthwiseBa
                                 const TensorRef &output, const RunOptions &options) {
     if (output_without_kernel(output, p.zeros)) return Status::OK();
     GRADTUNE_RETURN_IF_ERROR(DepthwiseBackpropRefusal(p, output.num_elements(), tensor, out_backprop));
+    if (p.format == tf::DataFormat::kNCHW && detour_to_nhwc(p.info, options))
+        return run_on_nhwc(p, /*operand_is_activation=*/!op.sizes_are_input, tensor, out_backprop, output,
+                           [&](const DepthwiseBackpropPrepared &q, const ConstTensorRef &t, const ConstTensorRef &dy,
+                               const TensorRef &out) {
+                               return ExecuteDepthwiseBackprop<KernelSignature>(op, q, t, dy, out, options);
+                           });
     KernelCall call;
     GRADTUNE_RETURN_IF_ERROR(call.begin(p.info, options));
     const std::array<int, 4> activations = activation_order(p.format), filter = {3, 2, 1, 0};

@@ -7,6 +7,7 @@
 #include "DepthwiseConv2dNative_cpu_float32_NHWC_generic.h"  // generated: the kernels' signature
 #include "dispatch.h"
 #include "halide_call.h"
+#include "nhwc_detour.h"
 #include "op_entry.h"
 #include "structures.h"
 #include "tf_checks.h"
@@ -164,6 +165,10 @@ Status Definition::Execute(const Prepared &p, const Args &args, const TensorRef 
     // An empty input (only possible with explicit padding) or a filter
     // with no taps: every output element is a sum of nothing.
     if (internal::output_without_kernel(output, p.zeros)) return Status::OK();
+    if (p.format == DataFormat::kNCHW && internal::detour_to_nhwc(p.info, options))
+        return internal::run_on_nhwc(p, /*operand_is_activation=*/false, filter, input, output,
+                                     [&](const Prepared &q, const ConstTensorRef &f, const ConstTensorRef &x,
+                                         const TensorRef &out) { return Execute(q, {x, f, args.strides, args.padding, args.attrs}, out, options); });
     internal::KernelCall call;
     GRADTUNE_RETURN_IF_ERROR(call.begin(p.info, options));
 

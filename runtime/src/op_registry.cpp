@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "dispatch.h"
+#include "nhwc_detour.h"
 #include "op_entry.h"
 
 namespace gradtune {
@@ -182,6 +183,12 @@ Status ExplainDispatch(const OpCall &call, const RunOptions &options, DispatchIn
     CallInfo call_info;
     GRADTUNE_RETURN_IF_ERROR(DescribeCall(call, &call_info));
     internal::Selection selection;
+    if (internal::detour_to_nhwc(call_info, options)) {
+        GRADTUNE_RETURN_IF_ERROR(internal::select_kernel(internal::nhwc_twin(call_info), options, &selection));
+        *info = {selection.name, to_string(selection.tier),
+                 "an NCHW call on the NHWC kernels (transposed; only the generic variant has NCHW): " + selection.why};
+        return Status::OK();
+    }
     GRADTUNE_RETURN_IF_ERROR(internal::select_kernel(call_info, options, &selection));
     *info = {selection.name, to_string(selection.tier), selection.why};
     return Status::OK();
