@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -19,6 +20,7 @@
 #include "dispatch.h"
 #include "halide_call.h"
 #include "journal.h"
+#include "nhwc_detour.h"
 #include "test_util.h"
 
 using namespace gradtune;
@@ -180,6 +182,41 @@ TEST_CASE("of two structure defaults that fit, the one that fixes more of the st
     REQUIRE(select_kernel(call(4, 1, 1, 56, 32), {}, kernels, {}, &s).ok());
     CHECK(s.name == "op_generic");
     CHECK(s.tier == Tier::generic);
+}
+
+TEST_CASE("the nearest record is the nearest in channels first, and a generic-wins one never displaces a default",
+          "[dispatch]") {
+    auto structure = [](int k) {
+        return std::vector<std::pair<const char *, int>>{
+            {"depth_multiplier", k ? 1 : 0}, {"filter_height", k}, {"filter_width", k}, {"stride", k ? 1 : 0}};
+    };
+    const std::vector<Kernel> kernels = {
+        {"Op", "op_generic", Device::cpu, "float32", "NHWC", structure(0), "", false, &fake_kernel},
+        {"Op", "op_for_256_channels", Device::cpu, "float32", "NHWC", structure(3), "", false, &fake_kernel},
+        {"Op", "op_for_40_channels", Device::cpu, "float32", "NHWC", structure(3), "", false, &fake_kernel},
+        {"Op", "op_k3_default", Device::cpu, "float32", "NHWC", structure(3), "", true, &fake_kernel}};
+    const char *own = target_class();
+    const std::vector<TunedShape> tuned = {
+        {1, own, structure(3), "SAME", {{"C", 256}, {"H", 8}, {"N", 1}, {"W", 8}}, 1, 2},
+        {2, own, structure(3), "SAME", {{"C", 40}, {"H", 64}, {"N", 8}, {"W", 64}}, 1, 2},
+        // The generic variant measured fastest on this shape.
+        {0, own, structure(3), "SAME", {{"C", 48}, {"H", 16}, {"N", 1}, {"W", 16}}, 3, 2}};
+    Selection s;
+    // 40 channels at 8x8: as many pixels as the 256-channel record (equal
+    // weights would pick it), but the channels of the other one.
+    REQUIRE(select_kernel(call(3, 1, 1, 8, 40), {}, kernels, tuned, &s).ok());
+    CHECK(s.name == "op_for_40_channels");
+    CHECK(s.tier == Tier::nearest);
+    REQUIRE(select_kernel(call(3, 1, 1, 8, 300), {}, kernels, tuned, &s).ok());
+    CHECK(s.name == "op_for_256_channels");
+    // Nearest to the generic-wins shape, yet the structure default serves;
+    // the very shape is still the generic variant's.
+    REQUIRE(select_kernel(call(3, 1, 1, 16, 50), {}, kernels, {tuned[2]}, &s).ok());
+    CHECK(s.name == "op_k3_default");
+    CHECK(s.tier == Tier::structure_default);
+    REQUIRE(select_kernel(call(3, 1, 1, 16, 48), {}, kernels, {tuned[2]}, &s).ok());
+    CHECK(s.name == "op_generic");
+    CHECK(s.tier == Tier::exact);
 }
 
 TEST_CASE("on a CPU without the build machine's features tuned records give way to the default and generic", "[dispatch]") {
@@ -523,4 +560,51 @@ TEST_CASE("a pointwise dense gradient is described in its pointwise view", "[dis
     REQUIRE(DescribeCall(padded, &info).ok());
     CHECK(info.shape.at("N") == 8);
     CHECK(info.padding == "EXPLICIT");
+}
+
+TEST_CASE("an NCHW call only the generic variant has in NCHW runs on the NHWC kernels, transposed", "[dispatch]") {
+    // A depthwise 3x3 gradient in NCHW: nothing is tuned in NCHW, the NHWC
+    // twin has a structure default. Dispatched, the call is served through
+    // NHWC (ExplainDispatch says so) and equals the generic NCHW variant's
+    // result; forced, it runs the variant it names.
+    const int64_t n = 2, c = 8, h = 11, w = 9;
+    std::vector<float> x_values(n * c * h * w), f_values(3 * 3 * c), dy_values(n * c * h * w);
+    for (size_t i = 0; i < x_values.size(); i++) x_values[i] = std::sin(0.37f * static_cast<float>(i));
+    for (size_t i = 0; i < f_values.size(); i++) f_values[i] = std::cos(0.91f * static_cast<float>(i));
+    for (size_t i = 0; i < dy_values.size(); i++) dy_values[i] = std::sin(1.3f * static_cast<float>(i) + 0.2f);
+    const Tensor x = Tensor::FromVector(DataType::kFloat, {n, c, h, w}, x_values);
+    const Tensor f = Tensor::FromVector(DataType::kFloat, {3, 3, c, 1}, f_values);
+    const Tensor dy = Tensor::FromVector(DataType::kFloat, {n, c, h, w}, dy_values);
+    const Tensor x_sizes = Tensor::FromVector(DataType::kInt32, {4}, std::vector<int32_t>{2, 8, 11, 9});
+    const Tensor f_sizes = Tensor::FromVector(DataType::kInt32, {4}, std::vector<int32_t>{3, 3, 8, 1});
+    const std::map<std::string, AttrValue> attrs = {{"strides", std::vector<int64_t>{1, 1, 1, 1}},
+                                                    {"padding", std::string("SAME")},
+                                                    {"data_format", std::string("NCHW")}};
+    for (const OpCall &call :
+         {OpCall{"DepthwiseConv2dNativeBackpropInput", {{"input_sizes", x_sizes}, {"filter", f}, {"out_backprop", dy}}, attrs},
+          OpCall{"DepthwiseConv2dNativeBackpropFilter", {{"input", x}, {"filter_sizes", f_sizes}, {"out_backprop", dy}}, attrs},
+          OpCall{"DepthwiseConv2dNative", {{"input", x}, {"filter", f}}, attrs}}) {
+        INFO(call.op);
+        CallInfo info;
+        REQUIRE(DescribeCall(call, &info).ok());
+        REQUIRE(detour_to_nhwc(info, {}));
+        DispatchInfo explained;
+        REQUIRE(ExplainDispatch(call, {}, &explained).ok());
+        CHECK(explained.why.rfind("an NCHW call on the NHWC kernels", 0) == 0);
+        CHECK(explained.variant.find("_NHWC_") != std::string::npos);
+        std::vector<Tensor> detoured, generic;
+        REQUIRE(RunOp(call, &detoured).ok());
+        RunOptions forced;
+        forced.variant = call.op + "_cpu_float32_NCHW_generic";
+        CHECK_FALSE(detour_to_nhwc(info, forced));
+        REQUIRE(RunOp(call, &generic, forced).ok());
+        REQUIRE(detoured[0].shape() == generic[0].shape());
+        double diff = 0, norm = 0;
+        for (int64_t i = 0; i < generic[0].num_elements(); i++) {
+            const double d = detoured[0].load(i) - generic[0].load(i);
+            diff += d * d;
+            norm += generic[0].load(i) * generic[0].load(i);
+        }
+        CHECK(std::sqrt(diff) <= 1e-5 * std::sqrt(norm));
+    }
 }
