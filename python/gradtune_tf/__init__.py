@@ -24,10 +24,12 @@ the build tree (build/python/gradtune_tf/).
 
 import contextlib
 import os
+import sys
 import threading
 
 import tensorflow as tf
 from tensorflow.python.framework import ops as _tf_ops
+from tensorflow.python.ops import control_flow_util as _control_flow_util
 
 from . import autotune
 
@@ -88,106 +90,182 @@ def _gradient_op(name, gradtune_op, dtype, inputs, attrs):
 
 
 def _on_cpu(*tensors):
-    # gradtune registers CPU kernels only: a GPU op keeps TF's gradient.
-    return all("GPU" not in (getattr(t, "device", "") or "") for t in tensors)
+    return all("GPU" not in (getattr(t, "device", "") or "") for t in tensors if t is not None)
 
 
 _CONV_ATTRS = ("strides", "padding", "explicit_paddings", "data_format", "dilations")
+# A convolution family: its forward op and its two gradients, TF's names
+# and gradtune's op functions.
+_DENSE = (("Conv2D", ops.gradtune_conv2d),
+          ("Conv2DBackpropInput", ops.gradtune_conv2d_backprop_input),
+          ("Conv2DBackpropFilter", ops.gradtune_conv2d_backprop_filter))
+_DEPTHWISE = (("DepthwiseConv2dNative", ops.gradtune_depthwise_conv2d_native),
+              ("DepthwiseConv2dNativeBackpropInput", ops.gradtune_depthwise_conv2d_native_backprop_input),
+              ("DepthwiseConv2dNativeBackpropFilter", ops.gradtune_depthwise_conv2d_native_backprop_filter))
 
 
-def _attrs(op, names):
-    return {name: op.get_attr(name) for name in names}
+class _Family:
+    """The convolution family of `op` (TF's op or gradtune's), its three
+    ops each gradtune's or TF's (served_by), called on tensors with op's
+    attrs: forward(x, f), backprop_input(x, f, dy) with x's shape,
+    backprop_filter(x, f, dy) with f's shape."""
+
+    def __init__(self, op, dtype):
+        dense = op.type.replace("Gradtune", "", 1) in dict(_DENSE)
+        self.ops = _DENSE if dense else _DEPTHWISE
+        names = _CONV_ATTRS + (("use_cudnn_on_gpu",) if dense else ())
+        self.attrs = {name: op.get_attr(name) for name in names}
+        self.dtype = dtype
+
+    def _call(self, which, inputs, **tensors):
+        name, gradtune_op = self.ops[which]
+        return _gradient_op(name, gradtune_op, self.dtype, inputs, self.attrs)(**tensors, **self.attrs)
+
+    def forward(self, x, f):
+        return self._call(0, {"input": ("tensor", x), "filter": ("tensor", f)}, input=x, filter=f)
+
+    def backprop_input(self, x, f, dy):
+        return self._call(1, {"input_sizes": ("shape", x), "filter": ("tensor", f), "out_backprop": ("tensor", dy)},
+                          input_sizes=tf.shape(x), filter=f, out_backprop=dy)
+
+    def backprop_filter(self, x, f, dy):
+        return self._call(2, {"input": ("tensor", x), "filter_sizes": ("shape", f), "out_backprop": ("tensor", dy)},
+                          input=x, filter_sizes=tf.shape(f), out_backprop=dy)
 
 
 # The gradient functions: TF's own (tensorflow/python/ops/nn_grad.py), with
 # gradtune's ops in place of TF's.
-def _conv2d_grad(original):
-    def grad(op, grad):
-        if not _on_cpu(op.inputs[0], op.inputs[1], grad):
-            return original(op, grad)
-        attrs = _attrs(op, _CONV_ATTRS + ("use_cudnn_on_gpu",))
-        x, f = op.inputs[0], op.inputs[1]
-        shape_0, shape_1 = tf.shape_n([x, f])
-        backprop_input = _gradient_op("Conv2DBackpropInput", ops.gradtune_conv2d_backprop_input, grad.dtype,
-                                      {"input_sizes": ("shape", x), "filter": ("tensor", f),
-                                       "out_backprop": ("tensor", grad)}, attrs)
-        backprop_filter = _gradient_op("Conv2DBackpropFilter", ops.gradtune_conv2d_backprop_filter, grad.dtype,
-                                       {"input": ("tensor", x), "filter_sizes": ("shape", f),
-                                        "out_backprop": ("tensor", grad)}, attrs)
-        return [
-            backprop_input(input_sizes=shape_0, filter=f, out_backprop=grad, **attrs),
-            backprop_filter(input=x, filter_sizes=shape_1, out_backprop=grad, **attrs),
-        ]
-
-    return grad
+def _convolution_grads(op, grad):
+    """Conv2D, DepthwiseConv2dNative: (input, filter) -> output."""
+    family, (x, f) = _Family(op, grad.dtype), op.inputs[:2]
+    return [family.backprop_input(x, f, grad), family.backprop_filter(x, f, grad)]
 
 
-def _depthwise_grad(original):
-    def grad(op, grad):
-        if not _on_cpu(op.inputs[0], op.inputs[1], grad):
-            return original(op, grad)
-        attrs = _attrs(op, _CONV_ATTRS)
-        x, f = op.inputs[0], op.inputs[1]
-        backprop_input = _gradient_op(
-            "DepthwiseConv2dNativeBackpropInput", ops.gradtune_depthwise_conv2d_native_backprop_input, grad.dtype,
-            {"input_sizes": ("shape", x), "filter": ("tensor", f), "out_backprop": ("tensor", grad)}, attrs)
-        backprop_filter = _gradient_op(
-            "DepthwiseConv2dNativeBackpropFilter", ops.gradtune_depthwise_conv2d_native_backprop_filter, grad.dtype,
-            {"input": ("tensor", x), "filter_sizes": ("shape", f), "out_backprop": ("tensor", grad)}, attrs)
-        return [
-            backprop_input(input_sizes=tf.shape(x), filter=f, out_backprop=grad, **attrs),
-            backprop_filter(input=x, filter_sizes=tf.shape(f), out_backprop=grad, **attrs),
-        ]
-
-    return grad
+def _backprop_input_grads(op, grad):
+    """Conv2DBackpropInput (Conv2DTranspose's forward op) and its depthwise
+    twin: (input_sizes, filter, out_backprop) -> input-shaped; linear in the
+    filter and in out_backprop, whose gradients are the filter gradient of
+    `grad` against out_backprop, and the forward convolution of `grad`."""
+    family, (f, dy) = _Family(op, grad.dtype), op.inputs[1:3]
+    return [None, family.backprop_filter(grad, f, dy), family.forward(grad, f)]
 
 
-def _fractional_avg_pool_grad(original):
-    def grad(op, grad_0, grad_1, grad_2):
-        if not _on_cpu(op.inputs[0], grad_0):
-            return original(op, grad_0, grad_1, grad_2)
-        x, rows, cols = op.inputs[0], op.outputs[1], op.outputs[2]
-        attrs = {"overlapping": op.get_attr("overlapping")}
-        # The sequences' cells are the pooled rows and columns (their static
-        # lengths are TF's shape function's, one short).
-        sizes = _shape(x) if x.shape.rank == 4 else [None] * 4
-        cells = _shape(grad_0) if grad_0.shape.rank == 4 else [None] * 4
-        pool_grad = _gradient_op(
-            "FractionalAvgPoolGrad", ops.gradtune_fractional_avg_pool_grad, grad_0.dtype,
-            {"orig_input_tensor_shape": ("shape", x), "out_backprop": ("tensor", grad_0),
-             "row_pooling_sequence": ("sequence", (cells[1], sizes[1])),
-             "col_pooling_sequence": ("sequence", (cells[2], sizes[2]))}, attrs)
-        return pool_grad(orig_input_tensor_shape=tf.shape(x, out_type=tf.int64), out_backprop=grad_0,
-                         row_pooling_sequence=rows, col_pooling_sequence=cols, **attrs)
-
-    return grad
+def _backprop_filter_grads(op, grad):
+    """Conv2DBackpropFilter and its depthwise twin: (input, filter_sizes,
+    out_backprop) -> filter-shaped."""
+    family, (x, dy) = _Family(op, grad.dtype), (op.inputs[0], op.inputs[2])
+    return [family.backprop_input(x, grad, dy), None, family.forward(x, grad)]
 
 
-_OVERRIDES = {
-    "Conv2D": _conv2d_grad,
-    "DepthwiseConv2dNative": _depthwise_grad,
-    "FractionalAvgPool": _fractional_avg_pool_grad,
+def _fractional_avg_pool_grads(op, grad_0, grad_1, grad_2):
+    x, rows, cols = op.inputs[0], op.outputs[1], op.outputs[2]
+    attrs = {"overlapping": op.get_attr("overlapping")}
+    # The sequences' cells are the pooled rows and columns (their static
+    # lengths are TF's shape function's, one short).
+    sizes = _shape(x) if x.shape.rank == 4 else [None] * 4
+    cells = _shape(grad_0) if grad_0.shape.rank == 4 else [None] * 4
+    pool_grad = _gradient_op(
+        "FractionalAvgPoolGrad", ops.gradtune_fractional_avg_pool_grad, grad_0.dtype,
+        {"orig_input_tensor_shape": ("shape", x), "out_backprop": ("tensor", grad_0),
+         "row_pooling_sequence": ("sequence", (cells[1], sizes[1])),
+         "col_pooling_sequence": ("sequence", (cells[2], sizes[2]))}, attrs)
+    return pool_grad(orig_input_tensor_shape=tf.shape(x, out_type=tf.int64), out_backprop=grad_0,
+                     row_pooling_sequence=rows, col_pooling_sequence=cols, **attrs)
+
+
+def _bias_add_grads(op, grad):
+    """BiasAdd in 16 bits: the bias gradient summed in float32 and rounded
+    once (docs/tf-ops.md section 15.5). TF's oneDNN path computes it so when
+    it fuses it into Conv2DBackpropFilter; once gradtune computes the filter
+    gradient there is nothing to fuse it into, and TF's own BiasAddGrad sums
+    in the 16-bit type: 19-29% off float32's sums under Keras'
+    mixed_bfloat16 policy (tests/tf/test_keras.py), against 0.3-0.7%. Other
+    dtypes keep TF's gradient."""
+    rank = grad.shape.rank
+    if grad.dtype not in (tf.bfloat16, tf.float16) or rank is None:
+        return _saved_gradient(op.type)(op, grad)
+    nchw = op.type == "BiasAdd" and op.get_attr("data_format") in (b"NCHW", "NCHW")
+    channels = 1 if nchw else rank - 1
+    axes = [a for a in range(rank) if a != channels]
+    return [grad, tf.cast(tf.reduce_sum(tf.cast(grad, tf.float32), axis=axes), grad.dtype)]
+
+
+_GRADIENTS = {
+    "BiasAdd": _bias_add_grads,
+    "BiasAddV1": _bias_add_grads,
+    "Conv2D": _convolution_grads,
+    "DepthwiseConv2dNative": _convolution_grads,
+    "Conv2DBackpropInput": _backprop_input_grads,
+    "DepthwiseConv2dNativeBackpropInput": _backprop_input_grads,
+    "Conv2DBackpropFilter": _backprop_filter_grads,
+    "DepthwiseConv2dNativeBackpropFilter": _backprop_filter_grads,
+    "FractionalAvgPool": _fractional_avg_pool_grads,
 }
+
+# gradtune's own ops are differentiable, by the same functions.
+for _name, _gradient in _GRADIENTS.items():
+    if not _name.startswith("BiasAdd"):
+        tf.RegisterGradient("Gradtune" + _name)(_gradient)
+
+
+_xla_said = False
+
+
+def _in_xla():
+    """Whether the graph being built is compiled by XLA (tf.function with
+    jit_compile=True; Keras 3's jit_compile="auto" default in fit): XLA
+    cannot run custom ops, so TF's gradients stay. Said once on stderr."""
+    global _xla_said
+    if not _control_flow_util.GraphOrParentsInXlaContext(_tf_ops.get_default_graph()):
+        return False
+    if not _xla_said:
+        _xla_said = True
+        print("gradtune_tf: this step is compiled by XLA (jit_compile), which cannot run custom ops: its "
+              "gradients are XLA's, not gradtune's. Compile it with jit_compile=False (Keras: "
+              "model.compile(..., jit_compile=False)) for gradtune's kernels.", file=sys.stderr, flush=True)
+    return True
+
+
+def _on_cpu_or(original, gradient):
+    """TF's op gets `gradient` on the CPU outside XLA, and keeps `original`
+    elsewhere (gradtune registers CPU kernels only)."""
+
+    def grad(op, *grads):
+        # (TF's tape keeps no inputs of an op whose gradient needs none, such as BiasAdd.)
+        if not _on_cpu(*(op.inputs or ()), *grads) or _in_xla():
+            return original(op, *grads)
+        return gradient(op, *grads)
+
+    return grad
+
+
 _lock = threading.Lock()
 _depth = 0
 _saved = {}
+
+
+def _saved_gradient(op_type):
+    """TF's own gradient function of `op_type`, as use_for_gradients() found it."""
+    return _saved[op_type]["type"]
 
 
 @contextlib.contextmanager
 def use_for_gradients():
     """Inside, the gradients of Conv2D, DepthwiseConv2dNative and
     FractionalAvgPool on the CPU are gradtune's (eager mode, and inside any
-    tf.function traced inside). Nests; restores TF's gradients on exit."""
+    tf.function traced inside), and so are those of Conv2DBackpropInput
+    (Conv2DTranspose's forward op) and of the gradient ops themselves
+    (second derivatives). Nests; restores TF's gradients on exit."""
     global _depth
     # TF looks gradients up by op type in its registry, eagerly and when it
     # builds a tf.function's backward graph: the entries are swapped there.
     registry = _tf_ops._gradient_registry._registry
     with _lock:
         if _depth == 0:
-            for op_type, make in _OVERRIDES.items():
+            for op_type, gradient in _GRADIENTS.items():
                 entry = registry[op_type]
                 _saved[op_type] = dict(entry)
-                entry["type"] = make(entry["type"])
+                entry["type"] = _on_cpu_or(entry["type"], gradient)
         _depth += 1
     try:
         yield
@@ -195,6 +273,6 @@ def use_for_gradients():
         with _lock:
             _depth -= 1
             if _depth == 0:
-                for op_type in _OVERRIDES:
+                for op_type in _GRADIENTS:
                     registry[op_type].clear()
                     registry[op_type].update(_saved.pop(op_type))

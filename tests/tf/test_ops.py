@@ -367,5 +367,71 @@ class Gradients(unittest.TestCase):
             self.assertLessEqual(normwise(g, w), TOL[tf.float32])
 
 
+class MoreGradients(unittest.TestCase):
+    """gradtune's own ops are differentiable (their gradients are gradtune's
+    ops); under use_for_gradients() so are Conv2DTranspose (whose forward op
+    is Conv2DBackpropInput) and second derivatives. Each against TF's."""
+
+    def setUp(self):
+        rng = np.random.default_rng(13)
+        self.x = tf.constant(rng.standard_normal((2, 9, 9, 4)), dtype=tf.float64)
+        self.w = tf.constant(rng.standard_normal((3, 3, 4, 5)), dtype=tf.float64)
+        self.dw = tf.constant(rng.standard_normal((3, 3, 4, 2)), dtype=tf.float64)
+
+    def check(self, got, want):
+        for g, w in zip(got, want):
+            self.assertLessEqual(normwise(g, w), TOL[tf.float64])
+
+    def test_own_ops_are_differentiable(self):
+        a = dict(strides=[1, 2, 2, 1], padding="SAME")
+        own = gradtune_tf.ops
+
+        def losses(conv, depthwise, pool):
+            y = conv(input=self.x, filter=self.w, **a)
+            z = depthwise(input=self.x, filter=self.dw, **a)
+            p = pool(value=self.x, pooling_ratio=[1.0, 1.5, 1.5, 1.0], pseudo_random=True, deterministic=True,
+                     seed=5, seed2=6)[0]
+            return tf.reduce_sum(tf.sin(y)) + tf.reduce_sum(z * z) + tf.reduce_sum(tf.cos(p))
+
+        def grads(*fns):
+            with tf.GradientTape() as tape:
+                tape.watch([self.x, self.w, self.dw])
+                loss = losses(*fns)
+            return tape.gradient(loss, [self.x, self.w, self.dw])
+
+        want = grads(tf.raw_ops.Conv2D, tf.raw_ops.DepthwiseConv2dNative, tf.raw_ops.FractionalAvgPool)
+        got = grads(own.gradtune_conv2d, own.gradtune_depthwise_conv2d_native, own.gradtune_fractional_avg_pool)
+        self.check(got, want)
+
+    def test_conv2d_transpose_and_second_derivatives(self):
+        dy = tf.constant(np.random.default_rng(3).standard_normal((2, 18, 18, 4)), dtype=tf.float64)
+        kernel = tf.constant(np.random.default_rng(4).standard_normal((4, 4, 4, 5)), dtype=tf.float64)
+        y = tf.constant(np.random.default_rng(5).standard_normal((2, 9, 9, 5)), dtype=tf.float64)
+
+        def step(x, w, dw, y, kernel):
+            with tf.GradientTape() as outer:
+                outer.watch([x, w, dw, y, kernel])
+                with tf.GradientTape() as inner:
+                    inner.watch([x, w, dw])
+                    loss = tf.reduce_sum(tf.nn.conv2d(x, w, 1, "SAME") ** 2) + \
+                        tf.reduce_sum(tf.nn.depthwise_conv2d(x, dw, [1, 1, 1, 1], "VALID") ** 2)
+                first = inner.gradient(loss, [x, w, dw])
+                up = tf.nn.conv2d_transpose(y, kernel, [2, 18, 18, 4], 2, "SAME")  # Conv2DBackpropInput
+                total = sum(tf.reduce_sum(g * g) for g in first) + tf.reduce_sum(up * dy)
+            return outer.gradient(total, [x, w, dw, y, kernel])
+
+        args = (self.x, self.w, self.dw, y, kernel)
+        want = tf.function(step)(*args)
+        with gradtune_tf.use_for_gradients():
+            traced = tf.function(step)
+            concrete = traced.get_concrete_function(*args)
+        types = {op.type for op in concrete.graph.get_operations()}
+        for name in ("GradtuneConv2D", "GradtuneConv2DBackpropInput", "GradtuneConv2DBackpropFilter",
+                     "GradtuneDepthwiseConv2dNative", "GradtuneDepthwiseConv2dNativeBackpropInput",
+                     "GradtuneDepthwiseConv2dNativeBackpropFilter"):
+            self.assertIn(name, types)
+        self.check(traced(*args), want)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2, argv=sys.argv[:1])

@@ -1,0 +1,143 @@
+"""Keras as people use it, inside gradtune_tf.use_for_gradients():
+model.fit under Keras' defaults (jit_compile="auto" compiles no XLA on a
+machine without a GPU: gradtune's kernels compute the gradients) and with
+jit_compile=True (XLA cannot run custom ops: TF's gradients stay, and
+gradtune says so once), the mixed_bfloat16 policy (bfloat16 gradients from
+gradtune, as accurate against float32's as TF's), and a SavedModel of a
+model trained inside use_for_gradients() that loads and runs where gradtune
+is not installed.
+
+Each scenario runs in a process of its own (stderr is read at the file
+descriptor: gradtune's GRADTUNE_VERBOSE lines come from C++). The autotune
+floor is off (GRADTUNE_TF_AUTOTUNE=0): gradtune's kernels serve every call.
+Run by ctest (label tf) with .tf-venv's Python.
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+PRELUDE = """
+import os, sys
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import numpy as np, tensorflow as tf, keras
+
+def small_model():
+    keras.utils.set_random_seed(3)
+    inputs = keras.Input((16, 16, 8))
+    x = keras.layers.Conv2D(16, 3, padding="same", activation="relu")(inputs)
+    x = keras.layers.DepthwiseConv2D(3, strides=2, padding="same")(x)
+    x = keras.layers.Conv2D(8, 1)(x)
+    x = keras.layers.GlobalAveragePooling2D()(x)
+    return keras.Model(inputs, keras.layers.Dense(4)(x))
+
+rng = np.random.default_rng(0)
+images = rng.standard_normal((16, 16, 16, 8)).astype("float32")
+labels = rng.integers(0, 4, 16)
+"""
+
+
+def run(script, with_gradtune=True):
+    """Runs PRELUDE + script in a fresh Python; returns (stdout, stderr)."""
+    env = dict(os.environ, GRADTUNE_TF_AUTOTUNE="0", GRADTUNE_VERBOSE="1")
+    if not with_gradtune:
+        env.pop("GRADTUNE_TF_LIBRARY", None)
+        env.pop("PYTHONPATH", None)
+        env.pop("GRADTUNE_VERBOSE", None)
+    body = PRELUDE + ("import gradtune_tf\n" if with_gradtune else "") + textwrap.dedent(script)
+    done = subprocess.run([sys.executable, "-c", body], env=env, capture_output=True, text=True, timeout=300)
+    if done.returncode != 0:
+        raise AssertionError("the scenario failed:\n" + done.stdout[-3000:] + done.stderr[-3000:])
+    return done.stdout, done.stderr
+
+
+def gradtune_calls(stderr, op=""):
+    return sum(1 for line in stderr.splitlines() if line.startswith("gradtune_verbose,cpu," + op))
+
+
+class Keras(unittest.TestCase):
+    def test_fit_under_keras_defaults_and_under_xla(self):
+        out, err = run("""
+            for jit in ("auto", True, True):
+                model = small_model()
+                model.compile("sgd", keras.losses.SparseCategoricalCrossentropy(from_logits=True), jit_compile=jit)
+                with gradtune_tf.use_for_gradients():
+                    history = model.fit(images, labels, epochs=2, batch_size=8, verbose=0)
+                losses = history.history["loss"]
+                assert all(np.isfinite(losses)), losses
+                print("jit_compile=%s (resolved: %s) losses %s" % (jit, model.jit_compile, losses), flush=True)
+                sys.stderr.write("--- end of fit ---\\n")
+                sys.stderr.flush()
+        """)
+        fits = err.split("--- end of fit ---")
+        self.assertEqual(len(fits), 4)
+        # Keras' default on a machine without a GPU compiles no XLA: gradtune's
+        # kernels compute the gradients.
+        self.assertIn("jit_compile=auto (resolved: False)", out)
+        self.assertGreater(gradtune_calls(fits[0], "Conv2DBackpropFilter"), 0)
+        self.assertGreater(gradtune_calls(fits[0], "DepthwiseConv2dNativeBackpropFilter"), 0)
+        # Where XLA compiles the step: TF's gradients, said once for both fits.
+        self.assertEqual(err.count("is compiled by XLA"), 1, err[-2000:])
+        self.assertIn("is compiled by XLA", fits[1])
+        self.assertEqual(gradtune_calls(fits[1]) + gradtune_calls(fits[2]), 0)
+
+    def test_mixed_bfloat16(self):
+        # Against the gradients of the same model in float32: gradtune's
+        # bfloat16 gradients are as accurate as TF's, and the 16-bit bias
+        # gradients (summed in float32, as TF's oneDNN path sums those it
+        # fuses into the filter gradient) no less so.
+        out, err = run("""
+            def grads(use, policy):
+                keras.mixed_precision.set_global_policy(policy)
+                model = small_model()
+                loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+                @tf.function(jit_compile=False)
+                def step():
+                    with tf.GradientTape() as tape:
+                        loss = loss_fn(labels, model(images, training=True))
+                    return tape.gradient(loss, model.trainable_variables)
+                if use:
+                    with gradtune_tf.use_for_gradients():
+                        step.get_concrete_function()
+                return [(v.path, g.numpy().astype("float64")) for v, g in zip(model.trainable_variables, step())]
+            exact = grads(False, "float32")
+            want, got = grads(False, "mixed_bfloat16"), grads(True, "mixed_bfloat16")
+            for (name, r), (_, w), (_, g) in zip(exact, want, got):
+                err = lambda x: np.linalg.norm(x - r) / np.linalg.norm(r)
+                print("variable %s gradtune %.3e tensorflow %.3e" % (name, err(g), err(w)))
+        """)
+        rows = [line.split() for line in out.splitlines() if line.startswith("variable ")]
+        self.assertEqual(len(rows), 8)
+        for _, name, _, gradtune_error, _, tf_error in rows:
+            self.assertLessEqual(float(gradtune_error), max(1.25 * float(tf_error), 1e-2), name)
+            if "bias" in name:
+                self.assertLessEqual(float(gradtune_error), 1e-2, name)
+        self.assertGreater(gradtune_calls(err, "Conv2DBackpropFilter,bfloat16"), 0)
+        self.assertGreater(gradtune_calls(err, "DepthwiseConv2dNativeBackpropInput,bfloat16"), 0)
+
+    def test_saved_model_loads_without_gradtune(self):
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "model")
+            out, _ = run("""
+                model = small_model()
+                model.compile("sgd", keras.losses.SparseCategoricalCrossentropy(from_logits=True), jit_compile=False)
+                with gradtune_tf.use_for_gradients():
+                    model.fit(images, labels, epochs=1, batch_size=8, verbose=0)
+                    model.export(%r)
+                np.save(%r, model.predict(images, verbose=0))
+            """ % (path, path + ".npy"))
+            out, _ = run("""
+                assert "gradtune_tf" not in sys.modules
+                loaded = tf.saved_model.load(%r)
+                got = loaded.serve(tf.constant(images)).numpy()
+                want = np.load(%r)
+                print("max difference %%.3e" %% float(np.max(np.abs(got - want))))
+            """ % (path, path + ".npy"), with_gradtune=False)
+            self.assertLessEqual(float(out.split("max difference")[1]), 1e-5)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2, argv=sys.argv[:1])
