@@ -88,7 +88,7 @@ Status ExecuteConv2DBackprop(const Conv2DBackpropPrepared &p, bool output_is_inp
     if (output_without_kernel(output, p.zeros)) return Status::OK();
     GRADTUNE_RETURN_IF_ERROR(Conv2DBackpropRefusal(p, output.num_elements(), tensor, out_backprop));
     if (p.format == tf::DataFormat::kNCHW && detour_to_nhwc(p.info, options))
-        return run_on_nhwc(p, /*operand_is_activation=*/!output_is_input, tensor, out_backprop, output,
+        return run_on_nhwc(p, /*operand_is_activation=*/!output_is_input, tensor, out_backprop, output, options.parallel,
                            [&](const Conv2DBackpropPrepared &q, const ConstTensorRef &t, const ConstTensorRef &dy,
                                const TensorRef &out) {
                                return ExecuteConv2DBackprop<KernelSignature>(q, output_is_input, t, dy, out, options);

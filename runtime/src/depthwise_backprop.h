@@ -88,7 +88,7 @@ Status ExecuteDepthwiseBackprop(const DepthwiseBackpropOp &op, const DepthwiseBa
     if (output_without_kernel(output, p.zeros)) return Status::OK();
     GRADTUNE_RETURN_IF_ERROR(DepthwiseBackpropRefusal(p, output.num_elements(), tensor, out_backprop));
     if (p.format == tf::DataFormat::kNCHW && detour_to_nhwc(p.info, options))
-        return run_on_nhwc(p, /*operand_is_activation=*/!op.sizes_are_input, tensor, out_backprop, output,
+        return run_on_nhwc(p, /*operand_is_activation=*/!op.sizes_are_input, tensor, out_backprop, output, options.parallel,
                            [&](const DepthwiseBackpropPrepared &q, const ConstTensorRef &t, const ConstTensorRef &dy,
                                const TensorRef &out) {
                                return ExecuteDepthwiseBackprop<KernelSignature>(op, q, t, dy, out, options);

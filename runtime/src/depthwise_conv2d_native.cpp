@@ -166,7 +166,7 @@ Status Definition::Execute(const Prepared &p, const Args &args, const TensorRef 
     // with no taps: every output element is a sum of nothing.
     if (internal::output_without_kernel(output, p.zeros)) return Status::OK();
     if (p.format == DataFormat::kNCHW && internal::detour_to_nhwc(p.info, options))
-        return internal::run_on_nhwc(p, /*operand_is_activation=*/false, filter, input, output,
+        return internal::run_on_nhwc(p, /*operand_is_activation=*/false, filter, input, output, options.parallel,
                                      [&](const Prepared &q, const ConstTensorRef &f, const ConstTensorRef &x,
                                          const TensorRef &out) { return Execute(q, {x, f, args.strides, args.padding, args.attrs}, out, options); });
     internal::KernelCall call;

@@ -34,9 +34,10 @@ CallInfo nhwc_twin(const CallInfo &info);
 // nullptr when the memory cannot be had.
 void *scratch_buffer(int which, size_t bytes);
 
-// [N, C, H, W] -> [N, H, W, C] into `to` (the same element count), and back.
-void nchw_to_nhwc(const ConstTensorRef &from, void *to);
-void nhwc_to_nchw(const void *from, const TensorRef &to);
+// [N, C, H, W] -> [N, H, W, C] into `to` (the same element count), and
+// back, on the call's threads (`parallel`: RunOptions::parallel).
+void nchw_to_nhwc(const ConstTensorRef &from, void *to, ParallelRunner *parallel);
+void nhwc_to_nchw(const void *from, const TensorRef &to, ParallelRunner *parallel);
 
 // Runs an op's NHWC execution on NHWC copies of an NCHW call's operands:
 // `execute(q, operand, activation, output)` with `q` the prepared call in
@@ -47,7 +48,8 @@ void nhwc_to_nchw(const void *from, const TensorRef &to);
 // activation. The caller's output is written only when the NHWC run succeeded.
 template <typename Prepared, typename Execute>
 Status run_on_nhwc(const Prepared &p, bool operand_is_activation, const ConstTensorRef &operand,
-                   const ConstTensorRef &activation, const TensorRef &output, Execute execute) {
+                   const ConstTensorRef &activation, const TensorRef &output, ParallelRunner *parallel,
+                   Execute execute) {
     auto nhwc_shape = [](const std::vector<int64_t> &s) { return std::vector<int64_t>{s[0], s[2], s[3], s[1]}; };
     auto bytes = [](const ConstTensorRef &t) { return static_cast<size_t>(t.num_elements()) * DataTypeSize(t.dtype); };
     void *operand_copy = operand_is_activation ? scratch_buffer(0, bytes(operand)) : nullptr;
@@ -60,15 +62,15 @@ Status run_on_nhwc(const Prepared &p, bool operand_is_activation, const ConstTen
     q.info = nhwc_twin(p.info);
     ConstTensorRef nhwc_operand = operand;
     if (operand_is_activation) {
-        nchw_to_nhwc(operand, operand_copy);
+        nchw_to_nhwc(operand, operand_copy, parallel);
         nhwc_operand = {operand.dtype, nhwc_shape(operand.shape), operand_copy};
     }
-    nchw_to_nhwc(activation, activation_copy);
+    nchw_to_nhwc(activation, activation_copy, parallel);
     const ConstTensorRef nhwc_activation{activation.dtype, nhwc_shape(activation.shape), activation_copy};
     if (operand_is_activation) return execute(q, nhwc_operand, nhwc_activation, output);  // the output is a filter
     const TensorRef nhwc_output{output.dtype, nhwc_shape(output.shape), output_copy};
     GRADTUNE_RETURN_IF_ERROR(execute(q, nhwc_operand, nhwc_activation, nhwc_output));
-    nhwc_to_nchw(nhwc_output.data, output);
+    nhwc_to_nchw(nhwc_output.data, output, parallel);
     return Status::OK();
 }
 
