@@ -105,10 +105,10 @@ _DEPTHWISE = (("DepthwiseConv2dNative", ops.gradtune_depthwise_conv2d_native),
 
 
 class _Family:
-    """The convolution family of `op` (TF's op or gradtune's), its three
-    ops each gradtune's or TF's (served_by), called on tensors with op's
-    attrs: forward(x, f), backprop_input(x, f, dy) with x's shape,
-    backprop_filter(x, f, dy) with f's shape."""
+    """The convolution family of `op` (TF's op or gradtune's), called on
+    tensors with op's attrs: forward(x, f), TF's; backprop_input(x, f, dy)
+    with x's shape and backprop_filter(x, f, dy) with f's shape, each
+    gradtune's or TF's (served_by)."""
 
     def __init__(self, op, dtype):
         dense = op.type.replace("Gradtune", "", 1) in dict(_DENSE)
@@ -117,19 +117,24 @@ class _Family:
         self.attrs = {name: op.get_attr(name) for name in names}
         self.dtype = dtype
 
-    def _call(self, which, inputs, **tensors):
+    def _gradient(self, which, inputs, **tensors):
         name, gradtune_op = self.ops[which]
         return _gradient_op(name, gradtune_op, self.dtype, inputs, self.attrs)(**tensors, **self.attrs)
 
     def forward(self, x, f):
-        return self._call(0, {"input": ("tensor", x), "filter": ("tensor", f)}, input=x, filter=f)
+        # TF's own: gradtune's forward ops are companions for its tests,
+        # tuned for no layer (a DCGAN generator's 5x5 stride-2 ones ran on
+        # the generic variant, its step 5x slower), and TF's forward
+        # kernels are what its forward pass runs anyway.
+        name, _ = self.ops[0]
+        return getattr(tf.raw_ops, name)(input=x, filter=f, **self.attrs)
 
     def backprop_input(self, x, f, dy):
-        return self._call(1, {"input_sizes": ("shape", x), "filter": ("tensor", f), "out_backprop": ("tensor", dy)},
+        return self._gradient(1, {"input_sizes": ("shape", x), "filter": ("tensor", f), "out_backprop": ("tensor", dy)},
                           input_sizes=tf.shape(x), filter=f, out_backprop=dy)
 
     def backprop_filter(self, x, f, dy):
-        return self._call(2, {"input": ("tensor", x), "filter_sizes": ("shape", f), "out_backprop": ("tensor", dy)},
+        return self._gradient(2, {"input": ("tensor", x), "filter_sizes": ("shape", f), "out_backprop": ("tensor", dy)},
                           input=x, filter_sizes=tf.shape(f), out_backprop=dy)
 
 

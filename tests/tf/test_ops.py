@@ -369,8 +369,9 @@ class Gradients(unittest.TestCase):
 
 class MoreGradients(unittest.TestCase):
     """gradtune's own ops are differentiable (their gradients are gradtune's
-    ops); under use_for_gradients() so are Conv2DTranspose (whose forward op
-    is Conv2DBackpropInput) and second derivatives. Each against TF's."""
+    gradient ops, and TF's forward convolutions); under use_for_gradients()
+    so are Conv2DTranspose (whose forward op is Conv2DBackpropInput) and
+    second derivatives. Each against TF's."""
 
     def setUp(self):
         rng = np.random.default_rng(13)
@@ -426,10 +427,11 @@ class MoreGradients(unittest.TestCase):
             traced = tf.function(step)
             concrete = traced.get_concrete_function(*args)
         types = {op.type for op in concrete.graph.get_operations()}
-        for name in ("GradtuneConv2D", "GradtuneConv2DBackpropInput", "GradtuneConv2DBackpropFilter",
-                     "GradtuneDepthwiseConv2dNative", "GradtuneDepthwiseConv2dNativeBackpropInput",
-                     "GradtuneDepthwiseConv2dNativeBackpropFilter"):
+        for name in ("GradtuneConv2DBackpropInput", "GradtuneConv2DBackpropFilter",
+                     "GradtuneDepthwiseConv2dNativeBackpropInput", "GradtuneDepthwiseConv2dNativeBackpropFilter"):
             self.assertIn(name, types)
+        # The forward convolutions inside gradients stay TF's.
+        self.assertNotIn("GradtuneConv2D", types)
         self.check(traced(*args), want)
 
 
