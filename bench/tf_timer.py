@@ -6,8 +6,8 @@ pip TF's default, oneDNN kernels; =0: the Eigen kernels) with .tf-venv's
 python (scripts/tf-fixtures.sh makes it) and interleaves its samples with
 gradtune's, as it does oneDNN's. The calls run inside a tf.function, as a
 training step runs them, all of a sample's calls in one tf.function call
-(tf_loop), so that a sample times TF's kernels and not the Python call of a
-tf.function, which costs more than a small kernel. This process times its
+(python/gradtune_tf/timing.py), so that a sample times TF's kernels and not
+the Python call of a tf.function, which costs more than a small kernel. This process times its
 own calls, so the pipe's round trip is not counted.
 
 Protocol, one JSON object per line:
@@ -18,6 +18,7 @@ Protocol, one JSON object per line:
 Environment: TF_ENABLE_ONEDNN_OPTS (set before TF is imported), and
 GRADTUNE_TF_THREADS, TensorFlow's intra-op threads (gradtune's thread count).
 """
+import importlib.util
 import json
 import os
 import sys
@@ -26,6 +27,13 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
+
+# python/gradtune_tf/timing.py by its path (the package needs libgradtune_tf.so).
+_spec = importlib.util.spec_from_file_location(
+    "gradtune_timing", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "gradtune_tf", "timing.py"))
+_timing = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_timing)
+tf_loop = _timing.tf_loop
 
 threads = int(os.environ.get("GRADTUNE_TF_THREADS", "2"))
 tf.config.threading.set_intra_op_parallelism_threads(threads)
@@ -38,22 +46,6 @@ def tensor(spec, rng):
         return tf.constant(spec["values"], dtype=dtype)
     data = rng.standard_normal(spec["shape"]).astype(np.float32)
     return tf.cast(tf.constant(data), dtype)
-
-
-def tf_loop(op, inputs, attrs):
-    """A tf.function of `count` that calls op(**inputs, **attrs) `count`
-    times, one after the other, and returns the last result. A while loop
-    whose value is each call's result: calls whose results nothing uses
-    (a chain of control dependencies) are pruned by TF's graph optimizer."""
-
-    @tf.function
-    def calls(count):
-        first = op(**inputs, **attrs)
-        body = lambda i, _: (i + 1, op(**inputs, **attrs))  # noqa: E731
-        return tf.while_loop(lambda i, _: i < count, body, (tf.constant(1), first),
-                             shape_invariants=(tf.TensorShape([]), tf.TensorShape(None)))[1]
-
-    return calls
 
 
 def setup(call):

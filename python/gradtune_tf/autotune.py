@@ -32,6 +32,8 @@ import time
 import numpy as np
 import tensorflow as tf
 
+from .timing import tf_loop
+
 GRADTUNE = "gradtune"
 TENSORFLOW = "tensorflow"
 _SAMPLES = 7  # per side, alternating
@@ -95,29 +97,12 @@ class Call:
         return out
 
 
-def _loop(op, inputs, attrs):
-    """A tf.function of `count` that calls `op` `count` times, one after the
-    other, so that a sample times the kernels and not the Python call of a
-    tf.function, which costs more than a small kernel. A while loop whose
-    value is each call's result: calls whose results nothing uses (a chain
-    of control dependencies) are pruned by TF's graph optimizer."""
-
-    @tf.function
-    def calls(count):
-        first = op(**inputs, **attrs)
-        body = lambda i, _: (i + 1, op(**inputs, **attrs))  # noqa: E731
-        return tf.while_loop(lambda i, _: i < count, body, (tf.constant(1), first),
-                             shape_invariants=(tf.TensorShape([]), tf.TensorShape(None)))[1]
-
-    return calls
-
-
 def _time_side_by_side(ops, inputs, attrs):
     """Median milliseconds per call of each of `ops` (name -> op function)
     on `inputs` and `attrs`, samples alternating between the sides."""
     loops, counts = {}, {}
     for name, op in ops.items():
-        loops[name] = _loop(op, inputs, attrs)
+        loops[name] = tf_loop(op, inputs, attrs)
         loops[name](tf.constant(4))  # traced and warm
         start = time.perf_counter()
         loops[name](tf.constant(4))
