@@ -51,6 +51,7 @@ import tensorflow as tf  # noqa: E402
 import keras  # noqa: E402
 
 import gradtune_tf  # noqa: E402
+from gradtune_tf import autotune  # noqa: E402
 
 # --- The models ---------------------------------------------------------------
 
@@ -370,24 +371,13 @@ def markdown(rows, breakdown, steps_count, cpu):
         ordered = [r for r in ops if r["gradient"]] + [r for r in ops if not r["gradient"]][:12]
         for r in ordered:
             ratio = "%.2fx" % (r["tf_ms"] / r["gradtune_ms"]) if r["gradtune_ms"] > 0 and r["tf_ms"] > 0 else "-"
-            lines.append("| %s%s | %g | %.2f (%s) | %.2f (%s) | %s |" % (
-                "**%s**" % r["op"] if r["gradient"] else r["op"], "", max(r["tf_calls"], r["gradtune_calls"]),
+            lines.append("| %s | %g | %.2f (%s) | %.2f (%s) | %s |" % (
+                "**%s**" % r["op"] if r["gradient"] else r["op"], max(r["tf_calls"], r["gradtune_calls"]),
                 r["tf_ms"], ", ".join(r["tf_by"]) or "-", r["gradtune_ms"], ", ".join(r["gradtune_by"]) or "-", ratio))
         total = {side: sum(r[side + "_ms"] for r in ops if r["gradient"]) for side in ("tf", "gradtune")}
         lines.append("| gradient ops, all | | %.2f | %.2f | %.2fx |" % (
             total["tf"], total["gradtune"], total["tf"] / total["gradtune"] if total["gradtune"] else float("nan")))
     return "\n".join(lines)
-
-
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return "%s, %d threads" % (line.split(":", 1)[1].strip(), os.cpu_count())
-    except OSError:
-        pass
-    return "%d threads" % os.cpu_count()
 
 
 def main():
@@ -412,7 +402,7 @@ def main():
             name, row["tf_ms"], row["gradtune_ms"], row["speedup"]), file=sys.stderr, flush=True)
         if name in args.breakdown.split(","):
             breakdown[name] = breakdown_rows(steps, args.profile_steps)
-    text = markdown(rows, breakdown, args.steps, cpu_name())
+    text = markdown(rows, breakdown, args.steps, "%s, %d threads" % (autotune.cpu_model(), os.cpu_count()))
     print(text)
     if args.markdown:
         with open(args.markdown, "w") as f:

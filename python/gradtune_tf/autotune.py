@@ -50,7 +50,9 @@ def _verbose():
     return bool(v) and v != "0"
 
 
-def _cpu_model():
+def cpu_model():
+    """The CPU's model name (/proc/cpuinfo), as the cache's context and the
+    model benchmark's report name it."""
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
@@ -124,13 +126,12 @@ class Autotuner:
 
     def __init__(self, library_path):
         self._lock = threading.Lock()
-        self._choices = {}
         self._said = set()  # signatures whose choice was reported (GRADTUNE_VERBOSE)
         stat = os.stat(library_path)
         self.context = {
             "library": "%s size=%d mtime=%d" % (os.path.abspath(library_path), stat.st_size, int(stat.st_mtime)),
             "tensorflow": tf.__version__,
-            "cpu": _cpu_model(),
+            "cpu": cpu_model(),
             "intra_op_threads": tf.config.threading.get_intra_op_parallelism_threads() or os.cpu_count(),
             "onednn": os.environ.get("TF_ENABLE_ONEDNN_OPTS", "default"),
         }

@@ -1,8 +1,8 @@
 #include "nhwc_detour.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
-#include <cstring>
 
 #include "dispatch.h"
 #include "halide_call.h"
