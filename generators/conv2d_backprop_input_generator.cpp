@@ -19,6 +19,8 @@
 // only the taps that hit an out_backprop row. Structural GeneratorParams
 // (0 = read from the call at run time) let a variant fix filter size,
 // strides, dilations and groups.
+#include <functional>
+
 #include "Halide.h"
 #include "common/window.h"
 #include "conv2d_backprop_input.h"
@@ -95,14 +97,12 @@ public:
             return unsafe_promise_clamped(g * group_out + o, 0, out_depth - 1);
         };
 
-        // The dot algorithm (schedules/conv2d_backprop_input.cpp) runs its
+        // The dot algorithm (schedules/conv2d_backprop_input.h) runs its
         // vector lanes along the output channels, the unit-stride axis of
         // both the HWIO filter and NHWC out_backprop, so it reads both where
         // they lie: no packed copy of the filter (9 MB for a 3x3x512x512 one,
-        // more than the whole reduction costs at N=1). Its reduction is over
-        // whole vectors (lane, vector) and a tail update takes the last
-        // Og % vector_width channels. It is a CPU algorithm of ungrouped
-        // variants (the space's constraint).
+        // more than the whole reduction costs at N=1). It is a CPU algorithm
+        // of ungrouped variants (the space's constraint).
         const bool cpu = gradtune::device_of(get_target()) == gradtune::Device::cpu;
         const auto cpu_knobs =
             cpu ? gradtune::Conv2DBackpropInputCpuKnobs::from(checked) : gradtune::Conv2DBackpropInputCpuKnobs{};
@@ -130,33 +130,11 @@ public:
                            {Expr(), Expr()}};
         p.out_backprop = BoundaryConditions::constant_exterior(*out_backprop, cast(T, 0), exterior);
 
-        TapGather cols(x + pad_left, stride_width, call_stride_width, dilation_width, call_dilation_width,
-                       filter_cols);
-        TapGather rows(y + pad_top, stride_height, call_stride_height, dilation_height, call_dilation_height,
-                       filter_rows);
-        // One product of the reduction: output channel o (of c's group) at
-        // the tap pair (j_col, j_row).
-        auto product = [&](Expr o_in_group, Expr j_col, Expr j_row) {
-            Expr dy = p.out_backprop(out_channel(g_c, o_in_group), cols.source(j_col), rows.source(j_row), n);
-            Expr w = p.filter_packed(c, o_in_group, cols.clamped_tap(j_col), rows.clamped_tap(j_row));
-            return widen(dy, acc_type) * widen(w, acc_type);
-        };
-        if (!winograd) p.accumulator(c, x, y, n) = cast(acc_type, 0);
         if (winograd) {
             winograd_f2x2_3x3(p, acc_type, group_out);
-        } else if (dot) {
-            const int lanes = cpu_knobs.vector_width;
-            Expr vectors = group_out / lanes;
-            p.taps = RDom({{0, lanes}, {0, vectors}, {0, cols.count()}, {0, rows.count()}}, "taps");
-            p.taps.where(cols.valid(p.taps.z) && rows.valid(p.taps.w));
-            p.accumulator(c, x, y, n) += product(p.taps.y * lanes + p.taps.x, p.taps.z, p.taps.w);
-            p.tail = RDom(vectors * lanes, group_out - vectors * lanes, 0, cols.count(), 0, rows.count(), "tail");
-            p.tail.where(cols.valid(p.tail.y) && rows.valid(p.tail.z));
-            p.accumulator(c, x, y, n) += product(p.tail.x, p.tail.y, p.tail.z);
         } else {
-            p.taps = RDom(0, group_out, 0, cols.count(), 0, rows.count(), "taps");
-            p.taps.where(cols.valid(p.taps.y) && rows.valid(p.taps.z));
-            p.accumulator(c, x, y, n) += product(p.taps.x, p.taps.y, p.taps.z);
+            define_gather(p, acc_type, group_out, g_c, out_channel, filter_rows, filter_cols,
+                          dot ? cpu_knobs.vector_width : 0);
         }
         (*output)(c, x, y, n) = narrow(p.accumulator(c, x, y, n), T);
         p.output = *output;
@@ -171,6 +149,43 @@ public:
     }
 
 private:
+    // The direct and dot algorithms: for each output position, a gather
+    // over the valid taps (window::TapGather) of every output channel of c's
+    // group. The dot algorithm (dot_lanes > 0) reduces over whole vectors of
+    // dot_lanes output channels (lane, vector), then a tail update takes the
+    // last Og % dot_lanes channels.
+    void define_gather(gradtune::Conv2DBackpropInputPipeline &p, Type acc_type, Expr group_out, Expr g_c,
+                       const std::function<Expr(Expr, Expr)> &out_channel, Expr filter_rows, Expr filter_cols,
+                       int dot_lanes) {
+        Var c = p.c, x = p.x, y = p.y, n = p.n;
+        TapGather cols(x + pad_left, stride_width, call_stride_width, dilation_width, call_dilation_width,
+                       filter_cols);
+        TapGather rows(y + pad_top, stride_height, call_stride_height, dilation_height, call_dilation_height,
+                       filter_rows);
+        // One product of the reduction: output channel o (of c's group) at
+        // the tap pair (j_col, j_row).
+        auto product = [&](Expr o_in_group, Expr j_col, Expr j_row) {
+            Expr dy = p.out_backprop(out_channel(g_c, o_in_group), cols.source(j_col), rows.source(j_row), n);
+            Expr w = p.filter_packed(c, o_in_group, cols.clamped_tap(j_col), rows.clamped_tap(j_row));
+            return widen(dy, acc_type) * widen(w, acc_type);
+        };
+        p.accumulator(c, x, y, n) = cast(acc_type, 0);
+        if (dot_lanes > 0) {
+            Expr vectors = group_out / dot_lanes;
+            p.taps = RDom({{0, dot_lanes}, {0, vectors}, {0, cols.count()}, {0, rows.count()}}, "taps");
+            p.taps.where(cols.valid(p.taps.z) && rows.valid(p.taps.w));
+            p.accumulator(c, x, y, n) += product(p.taps.y * dot_lanes + p.taps.x, p.taps.z, p.taps.w);
+            p.tail = RDom(vectors * dot_lanes, group_out - vectors * dot_lanes, 0, cols.count(), 0, rows.count(),
+                          "tail");
+            p.tail.where(cols.valid(p.tail.y) && rows.valid(p.tail.z));
+            p.accumulator(c, x, y, n) += product(p.tail.x, p.tail.y, p.tail.z);
+        } else {
+            p.taps = RDom(0, group_out, 0, cols.count(), 0, rows.count(), "taps");
+            p.taps.where(cols.valid(p.taps.y) && rows.valid(p.taps.z));
+            p.accumulator(c, x, y, n) += product(p.taps.x, p.taps.y, p.taps.z);
+        }
+    }
+
     // Winograd's minimal filtering F(2x2, 3x3) (Lavin and Gray, "Fast
     // Algorithms for Convolutional Neural Networks", 2016), for variants that
     // fix a 3x3 filter, stride 1, dilation 1 and groups=1 (the space's

@@ -64,17 +64,19 @@ inline KnobSpace cpu_space(const Structure &s) {
     // accumulator lanes, and the default vector is one AVX-512 register of them.
     const int accumulator_bytes = gradtune::accumulator_bytes(s.dtype);
     const int native = 64 / accumulator_bytes;
+    // The accumulators, plus one register per loaded vector of the tile and
+    // one for the broadcast operand.
+    const auto registers = [=](const Conv2DCpuKnobs &k) {
+        const int registers_per_vector = std::max(1, k.vector_width * accumulator_bytes / 64);
+        return (k.vectors_per_tile * k.tile_other * k.tile_y + k.vectors_per_tile) * registers_per_vector + 1;
+    };
     KnobSpace space;
     space.knobs = GRADTUNE_KNOB_LIST(GRADTUNE_CONV2D_CPU_KNOBS);
+    space.registers = KnobSpace::typed<Conv2DCpuKnobs>(registers);
     space.constraint = KnobSpace::typed<Conv2DCpuKnobs>([=](const Conv2DCpuKnobs &k) -> std::string {
         const int vector_bytes = k.vector_width * bytes;
         if (std::string why = check_vector_bytes(vector_bytes); !why.empty()) return why;
-        const int registers_per_vector = std::max(1, k.vector_width * accumulator_bytes / 64);
-        // The accumulators, plus one register per loaded vector of the tile
-        // and one for the broadcast operand.
-        const int accumulators = k.vectors_per_tile * k.tile_other * k.tile_y * registers_per_vector;
-        const int needed = accumulators + k.vectors_per_tile * registers_per_vector + 1;
-        if (std::string why = check_registers("register tile", needed); !why.empty()) return why;
+        if (std::string why = check_registers("register tile", registers(k)); !why.empty()) return why;
         return check_unroll_taps(k.unroll_taps, fixed.filter_height, fixed.filter_width);
     });
     return space;

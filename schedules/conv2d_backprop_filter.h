@@ -5,40 +5,16 @@
 // generators alone).
 //
 // The op is a GEMM with a huge reduction (every out_backprop position) and a
-// small result (the filter), compute bound like the input gradient. The CPU
-// space (see the loop structure of apply(), below):
-//   - a register tile of (vector_width * vectors_per_tile) output channels
-//     (unit stride in the filter and, in NHWC, in out_backprop) x tile_ci
-//     input channels x tile_fw filter columns: per out_backprop position it
-//     loads vectors_per_tile out_backprop vectors and tile_ci * tile_fw input
-//     broadcasts;
-//   - the reduction runs in blocks of rows_per_block rows x images_per_block
-//     images: bigger blocks read and write the filter gradient less often,
-//     smaller ones keep the block's data in cache for all tiles;
-//   - ci_outer orders the parallel tiles (which operand stays in cache);
-//   - unroll_reduction unrolls the loop over out_backprop columns;
-//   - stage_input / stage_out_backprop copy each block once, channels
-//     innermost (no boundary selects; NCHW transposed); with tasks outer,
-//     stage_out_backprop 2 copies it per output-channel tile instead, the
-//     tile's channels of each position contiguous (packed, in the BLIS
-//     manner): the tile's out_backprop then streams from L1 for all the
-//     task's input-channel tiles, where rows of all of Cout lie a whole
-//     row of channels apart and fall into a few cache sets.
-// algorithm picks the loop nest around the register tile:
-//   0 "blocks outer": for each block (serial), all filter tiles in parallel;
-//     the block's data is shared by both cores, but every block is a
-//     fork/join and each tile streams the block from L2;
-//   1 "tasks outer": each parallel task owns o_tiles_per_task output-channel
-//     tiles x 1/ci_tasks of the input-channel tiles (a task's input slice is
-//     staged once for all its output-channel tiles), x one filter row with
-//     row_tasks, x one of reduction_tasks bands of out_backprop rows, and
-//     runs its whole reduction itself, block by block, every tile of the
-//     task reusing the block from L1 (one fork/join per call; the staging is
-//     per task). Each band's sum lands in its own copy of the filter
-//     gradient and the copies are added in band order: without bands, a
-//     few-channel layer such as the 7x7 stem has few tasks, each of which
-//     reads all of out_backprop.
-// Both sum every filter element in the same order whatever the thread count.
+// small result (the filter). On the CPU a register tile of output channels
+// (the vector lanes) x input channels x filter columns accumulates over
+// reduction blocks of rows_per_block rows x images_per_block images; the
+// `algorithm` knob picks the loop nest around it (apply(), below, draws
+// both): 0 "blocks outer", the tiles of each block in parallel; 1 "tasks
+// outer", each task owning its tiles and running its whole reduction, with
+// optional bands of out_backprop rows summed in band order. Both sum every
+// filter element in the same order whatever the thread count. Each knob's
+// line in the table says what it trades; what the choices were measured to
+// gain: docs/halide-lessons.md section 5.
 // CUDA: one thread per filter element (threads_inner along o, threads_other
 // along ci), one kernel per reduction block.
 #pragma once
@@ -95,18 +71,24 @@ inline KnobSpace cpu_space(const Structure &s) {
     const Conv2DBackpropStructure fixed = Conv2DBackpropStructure::from(s);
     const int bytes = accumulator_bytes(s.dtype);
     const int native = 64 / bytes;  // one AVX-512 register
+    // Accumulators, plus the out_backprop vectors and one broadcast of an
+    // inner iteration.
+    const auto registers = [=](const Conv2DBackpropFilterCpuKnobs &k) {
+        const int registers_per_vector = std::max(1, k.vector_width * bytes / 64);
+        return (k.vectors_per_tile * k.tile_ci * k.tile_fw + k.vectors_per_tile) * registers_per_vector + 1;
+    };
     KnobSpace space;
     space.knobs = GRADTUNE_KNOB_LIST(GRADTUNE_CONV2D_BACKPROP_FILTER_CPU_KNOBS);
+    // No space.registers: its settings compile as tuned on AVX2 too. Fitted
+    // to 16 ymm registers (fit_register_file), the default suite's filter
+    // gradients ran at 0.40 (halved vectors) and 0.28 (halved vectors, tile
+    // lanes kept) of oneDNN's AVX2 kernels, against 0.58 as tuned, on an
+    // Intel Xeon (x86-64-linux-avx512_sapphirerapids, GRADTUNE_MAX_CPU_ISA=avx2).
     space.constraint =
         KnobSpace::typed<Conv2DBackpropFilterCpuKnobs>([=](const Conv2DBackpropFilterCpuKnobs &k) -> std::string {
             const int vector_bytes = k.vector_width * bytes;
             if (std::string why = check_vector_bytes(vector_bytes); !why.empty()) return why;
-            const int registers_per_vector = std::max(1, vector_bytes / 64);
-            // Accumulators, plus the out_backprop vectors and one broadcast of an
-            // inner iteration.
-            const int accumulators = k.vectors_per_tile * k.tile_ci * k.tile_fw;
-            const int registers = (accumulators + k.vectors_per_tile) * registers_per_vector + 1;
-            if (std::string why = check_registers("register tile", registers); !why.empty()) return why;
+            if (std::string why = check_registers("register tile", registers(k)); !why.empty()) return why;
             const int filter_w = fixed.filter_width;
             if (filter_w > 0 && k.tile_fw > filter_w)
                 return "tile_fw " + std::to_string(k.tile_fw) + " is wider than the filter";

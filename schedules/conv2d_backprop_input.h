@@ -4,45 +4,19 @@
 // (Halide: compiled where GRADTUNE_SCHEDULE_IMPLEMENTATION is defined, in the
 // generators alone).
 //
-// The op is compute bound (24-490 FLOP/byte on the ResNet-50 layers of
-// docs/benchmark-shapes.md section 2), so the CPU space is about keeping the
-// FMA units busy (docs/halide-lessons.md section 1: a direct formulation
-// reached 93% of peak):
-//   - a register tile of (vector_width * vectors_per_tile) channels (the
-//     vectorised, unit-stride dimension in NHWC) x tile_other columns x
-//     tile_y rows of dIn accumulates over the group's output channels and the
-//     valid filter taps: per output channel it loads vectors_per_tile filter
-//     vectors and tile_other * tile_y broadcasts of out_backprop;
-//   - channel_block blocks the reduction over output channels (taps inside a
-//     block: its filter and out_backprop slices stay in L1);
-//     unroll_reduction / unroll_taps trade loop overhead against code size;
-//   - tasks of rows_per_task tile rows (and, with channel_tasks, one channel
-//     tile each) run in parallel; the task count should be a multiple of the
-//     thread count;
-//   - pack_filter transposes the HWIO filter once so that the vectors along
-//     c are dense (=2: inside each task, only its channel tile: contiguous,
-//     cache-resident, and no 9 MB round trip through memory at N=1);
-//     stage_out_backprop copies each task's zero-padded out_backprop slice
-//     (no boundary selects in the reduction; +30% in the prototype);
-//   - in NCHW, vectorize_channels chooses lanes along c (strided stores,
-//     dense reduction) or along the unit-stride columns.
-// Strided variants (a compile-time stride) compute each tile in one tap phase
-// (see apply(), below), so strides cost no predicates.
-// algorithm=1 ("dot", ungrouped NHWC variants) runs the lanes along the output
-// channels instead, the reduction's unit-stride axis: a register tile of
-// tile_channels x tile_other x tile_y outputs each holds vector_width partial
-// sums, finished by one horizontal add. It reads the filter where it lies
-// (no packing: at N=1 the 9 MB copy of a 3x3x512x512 filter cost more than
-// the reduction), so it wins on the many-channel, small-image layers. On a
-// Zen 5, 7x7x512 at N=1 took 0.71 ms, against 2.6 ms with the filter copy
-// and 3.9 ms for the then committed direct record; at N=32 24.8 ms against
-// 39 ms, though the tuner then found a direct setting faster still there.
-// It also wins where the input has too few channels to fill a vector (the
-// 3-channel 7x7 stride-2 stem: 22x faster than the direct algorithm on an
-// Intel Xeon). It reads tile_channels, tile_other, tile_y, rows_per_task,
-// channels_per_task (kDotOnly, with tile_channels), vector_width and
-// unroll_taps, and leaves the direct-only knobs (kDirectOnly) at their
-// defaults.
+// The op is compute bound: the CPU space keeps the FMA units busy. Three
+// algorithms (the `algorithm` knob; each knob's line in the table says what
+// it trades):
+//   0 direct: a register tile of channels (the vector lanes, packed filter)
+//     x columns x rows of dIn accumulates over output channels and valid
+//     taps; a fixed stride computes each tile one tap phase at a time (no
+//     predicates);
+//   1 dot (ungrouped NHWC): lanes along the output channels, the reduction's
+//     unit-stride axis, reading the filter where it lies (no packing), one
+//     horizontal add per output; for many channels on small images and for
+//     inputs too narrow to fill a vector;
+//   2 Winograd F(2x2, 3x3) (3x3 stride-1 float variants).
+// What each choice was measured to gain: docs/halide-lessons.md section 5.
 // CUDA: one thread per (unit-stride position, other_per_thread positions of
 // the other dimension, row), blocks of threads_inner x threads_other x threads_y.
 #pragma once
@@ -166,19 +140,38 @@ inline KnobSpace cpu_space(const Structure &s) {
     const int native = 64 / bytes;  // one AVX-512 register
     const bool nhwc = s.data_format == "NHWC";
     const int filter_h = fixed.filter_height, filter_w = fixed.filter_width;
+    // The vector registers of each algorithm's register tile.
+    const auto registers = [=](const Conv2DBackpropInputCpuKnobs &k) {
+        const int registers_per_vector = std::max(1, k.vector_width * bytes / 64);
+        if (k.algorithm == 2) {
+            // One accumulator vector per (channel vector, tile) of the block,
+            // plus the U vectors and one broadcast of V.
+            return (k.vectors_per_tile * k.tile_other + k.vectors_per_tile) * registers_per_vector + 1;
+        }
+        if (k.algorithm == 1) {
+            // One accumulator vector per (input channel, column, row) of the
+            // tile, plus one out_backprop vector and one filter vector.
+            return (k.tile_channels * k.tile_other * k.tile_y + 2) * registers_per_vector;
+        }
+        // Accumulators, plus the filter vectors and one broadcast of an inner
+        // iteration. With a fixed stride the reduction runs one tap phase of
+        // the tile at a time (split_phases), so only that phase's columns and
+        // rows are live: ceil(tile / stride) of them.
+        const int phases_x = k.vectorize_channels ? std::max(1, fixed.stride_width) : 1;
+        const int phases_y = std::max(1, fixed.stride_height);
+        const int live_columns = (k.tile_other + phases_x - 1) / phases_x;
+        const int live_rows = (k.tile_y + phases_y - 1) / phases_y;
+        return (k.vectors_per_tile * live_columns * live_rows + k.vectors_per_tile) * registers_per_vector + 1;
+    };
     KnobSpace space;
     space.knobs = GRADTUNE_KNOB_LIST(GRADTUNE_CONV2D_BACKPROP_INPUT_CPU_KNOBS);
+    space.registers = KnobSpace::typed<Conv2DBackpropInputCpuKnobs>(registers);
     space.constraint = KnobSpace::typed<Conv2DBackpropInputCpuKnobs>([=](const Conv2DBackpropInputCpuKnobs &k)
                                                                          -> std::string {
         const int vector_bytes = k.vector_width * bytes;
         if (std::string why = check_vector_bytes(vector_bytes); !why.empty()) return why;
-        const int registers_per_vector = std::max(1, vector_bytes / 64);
         if (k.algorithm == 2) {
-            // One accumulator vector per (channel vector, tile) of the block,
-            // plus the U vectors and one broadcast of V.
-            const int accumulators = k.vectors_per_tile * k.tile_other;
-            const int registers = (accumulators + k.vectors_per_tile) * registers_per_vector + 1;
-            if (std::string why = check_registers("Winograd block", registers); !why.empty()) return why;
+            if (std::string why = check_registers("Winograd block", registers(k)); !why.empty()) return why;
             if (k.tile_rows_per_task > 0 && k.images_per_task > 1)
                 return "tile_rows_per_task splits single images (images_per_task=1)";
             if (!nhwc) return "the Winograd algorithm is NHWC only";
@@ -191,11 +184,7 @@ inline KnobSpace cpu_space(const Structure &s) {
             if (s.dtype != "float32" && s.dtype != "float64")
                 return "the Winograd algorithm is float32/float64 only (its transforms round in the accumulator type)";
         } else if (k.algorithm == 1) {
-            // One accumulator vector per (input channel, column, row) of the
-            // tile, plus one out_backprop vector and one filter vector.
-            const int accumulators = k.tile_channels * k.tile_other * k.tile_y;
-            const int registers = (accumulators + 2) * registers_per_vector;
-            if (std::string why = check_registers("dot tile", registers); !why.empty()) return why;
+            if (std::string why = check_registers("dot tile", registers(k)); !why.empty()) return why;
             if (!nhwc) return "the dot algorithm is NHWC only";
             if (fixed.groups != 1) return "the dot algorithm needs a variant that fixes groups=1";
             // Halide then cannot bound the tap-phase row loop of the guarded
@@ -205,17 +194,7 @@ inline KnobSpace cpu_space(const Structure &s) {
             if (fixed.stride_height > 1 && k.tile_y == fixed.stride_height && k.rows_per_task == 1)
                 return "the dot algorithm with tile_y equal to the fixed row stride needs rows_per_task > 1";
         } else {
-            // Accumulators, plus the filter vectors and one broadcast of an
-            // inner iteration. With a fixed stride the reduction runs one tap
-            // phase of the tile at a time (split_phases), so only that
-            // phase's columns and rows are live: ceil(tile / stride) of them.
-            const int phases_x = k.vectorize_channels ? std::max(1, fixed.stride_width) : 1;
-            const int phases_y = std::max(1, fixed.stride_height);
-            const int live_columns = (k.tile_other + phases_x - 1) / phases_x;
-            const int live_rows = (k.tile_y + phases_y - 1) / phases_y;
-            const int accumulators = k.vectors_per_tile * live_columns * live_rows;
-            const int registers = (accumulators + k.vectors_per_tile) * registers_per_vector + 1;
-            if (std::string why = check_registers("register tile", registers); !why.empty()) return why;
+            if (std::string why = check_registers("register tile", registers(k)); !why.empty()) return why;
         }
         if (std::string why = check_unroll_taps(k.unroll_taps, filter_h, filter_w); !why.empty()) return why;
         if (nhwc && !k.vectorize_channels) return "NHWC always vectorises along channels";

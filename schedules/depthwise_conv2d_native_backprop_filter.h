@@ -112,16 +112,19 @@ inline KnobSpace cpu_space(const Structure &s) {
     const int tap_x = default_tap_tile(fixed.filter_width);
     const int tap_y = default_tap_tile(fixed.filter_height);
     const int vectors = tap_x * tap_y * 2 <= 32 && nhwc ? 2 : 1;
+    // The accumulators.
+    const auto registers = [=](const DepthwiseConv2dNativeBackpropFilterCpuKnobs &k) {
+        const int registers_per_vector = std::max(1, k.vector_width * accumulator_bytes / 64);
+        return k.vectors_per_tile * k.channels_per_tile * k.tap_tile_x * k.tap_tile_y * registers_per_vector;
+    };
     KnobSpace space;
     space.knobs = GRADTUNE_KNOB_LIST(GRADTUNE_DEPTHWISE_CONV2D_NATIVE_BACKPROP_FILTER_CPU_KNOBS);
+    space.registers = KnobSpace::typed<DepthwiseConv2dNativeBackpropFilterCpuKnobs>(registers);
     space.constraint = KnobSpace::typed<DepthwiseConv2dNativeBackpropFilterCpuKnobs>(
         [=](const DepthwiseConv2dNativeBackpropFilterCpuKnobs &k) -> std::string {
             const int vector_bytes = k.vector_width * bytes;
             if (std::string why = check_vector_bytes(vector_bytes); !why.empty()) return why;
-            const int registers_per_vector = std::max(1, k.vector_width * accumulator_bytes / 64);
-            const int accumulators =
-                k.vectors_per_tile * k.channels_per_tile * k.tap_tile_x * k.tap_tile_y * registers_per_vector;
-            if (std::string why = check_registers("register tile", accumulators); !why.empty()) return why;
+            if (std::string why = check_registers("register tile", registers(k)); !why.empty()) return why;
             // Unrolled columns multiply the guarded channel loop of the L1
             // accumulators: minutes of compile time for little reuse.
             if (k.unroll_columns > 1 && k.channels_inside_reduction)

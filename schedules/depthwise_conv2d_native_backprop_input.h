@@ -53,20 +53,23 @@ inline KnobSpace cpu_space(const Structure &s) {
     const int bytes = dtype_bytes(s.dtype);
     const int native = 64 / bytes;  // one AVX-512 register
     const bool nhwc = s.data_format == "NHWC";
+    // The accumulators. With a fixed stride the reduction runs one tap phase
+    // of the tile at a time (NHWC columns, and rows), so only ceil(tile /
+    // stride) columns and rows of it are live.
+    const auto registers = [=](const DepthwiseConv2dNativeBackpropInputCpuKnobs &k) {
+        const int stride = std::max(1, fixed.stride);
+        const int live_columns = nhwc ? (k.tile_other + stride - 1) / stride : k.tile_other;
+        const int live_rows = (k.tile_y + stride - 1) / stride;
+        return k.vectors_per_tile * live_columns * live_rows * std::max(1, k.vector_width * bytes / 64);
+    };
     KnobSpace space;
     space.knobs = GRADTUNE_KNOB_LIST(GRADTUNE_DEPTHWISE_CONV2D_NATIVE_BACKPROP_INPUT_CPU_KNOBS);
+    space.registers = KnobSpace::typed<DepthwiseConv2dNativeBackpropInputCpuKnobs>(registers);
     space.constraint = KnobSpace::typed<DepthwiseConv2dNativeBackpropInputCpuKnobs>(
         [=](const DepthwiseConv2dNativeBackpropInputCpuKnobs &k) -> std::string {
             const int vector_bytes = k.vector_width * bytes;
             if (std::string why = check_vector_bytes(vector_bytes); !why.empty()) return why;
-            // With a fixed stride the reduction runs one tap phase of the tile at
-            // a time (NHWC columns, and rows), so only ceil(tile / stride)
-            // columns and rows of it are live.
-            const int stride = std::max(1, fixed.stride);
-            const int live_columns = nhwc ? (k.tile_other + stride - 1) / stride : k.tile_other;
-            const int live_rows = (k.tile_y + stride - 1) / stride;
-            const int accumulators = k.vectors_per_tile * live_columns * live_rows * std::max(1, vector_bytes / 64);
-            if (std::string why = check_registers("register tile", accumulators); !why.empty()) return why;
+            if (std::string why = check_registers("register tile", registers(k)); !why.empty()) return why;
             return check_unroll_taps(k.unroll_taps, fixed.filter_height, fixed.filter_width);
         });
     return space;

@@ -8,28 +8,15 @@
 // run time, 1 = false, 2 = true. T is float32, float64, int32 or int64 (TF's
 // list); NHWC only (the op has no data_format attr).
 //
-// The op is pure streaming (~0.17 FLOP/byte): read out_backprop, write dIn,
-// a few float64 adds and one float64 division per term. A float64 vector
-// division takes 16 cycles per 8 lanes on this project's CPUs, enough to
-// bound the op below the DRAM roofline: divide_by_reciprocal = 1 (float32,
-// whose values have 24 significant bits) computes each term as
-// value x high + value x low, 1 / cell size split in two per cell, the same
-// bits as the division (generators/fractional_avg_pool_grad_generator.cpp
-// says why). A pixel sums the
-// quotients of the 1-3 cells that cover it (generated sequences), in
-// float64 whatever T is.
+// The op streams (~0.17 FLOP/byte); a pixel sums, in float64, the quotients
+// of the 1-3 cells that cover it, and float64 division is what bounds it:
+// divide_by_reciprocal (float32) multiplies by 1 / cell size split in two,
+// the same bits (the generator says why); stage_quotients divides each
+// out_backprop element once per image (1) or per task (2, the scratch stays
+// in L2) instead of once per covering pixel.
 // CPU: register tiles of (vector_width * vectors_per_tile) channels x
-//   tile_width pixels of one row, accumulated in float64 vectors; tasks of
-//   rows_per_task rows run in parallel (with the batch, unless the quotients
-//   are staged per image). stage_quotients = 1 divides each out_backprop
-//   element once per image (float64 scratch of N=1 x OH x OW x C) instead of
-//   once per covering pixel: fewer divisions, one more pass over memory
-//   (the scratch outgrows L2 on large images, and each pixel reads 1-4 of its
-//   values back from L3). stage_quotients = 2 divides, at the start of each
-//   task, the cell rows its input rows read (the band clamp of the generator
-//   lets bounds inference see them): the scratch stays in L2, at the price of
-//   dividing twice the cell rows two tasks share. Search ranges of at most
-//   2 x 2 cells (generated sequences) run unrolled, without a branch per cell.
+//   tile_width pixels of one row in float64 vectors; tasks of rows_per_task
+//   rows run in parallel.
 // CUDA: one thread per (channel, pixel), blocks of threads_channels x
 //   threads_width x threads_height; stage_quotients = 1 computes the
 //   quotients in a kernel of their own first.

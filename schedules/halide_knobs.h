@@ -61,16 +61,34 @@ inline Device device_of(const Halide::Target &target) {
     return target.has_gpu_feature() ? Device::cuda : Device::cpu;
 }
 
+// The vector registers of a CPU target (knob spaces count AVX-512's).
+inline RegisterFile register_file(const Halide::Target &target) {
+    using Halide::Target;
+    if (target.arch == Target::X86) {
+        if (target.has_feature(Target::AVX512)) return kAvx512Registers;
+        if (target.has_feature(Target::AVX)) return {32, 16};  // AVX, AVX2: 16 ymm
+        return {16, 16};                                       // SSE: 16 xmm
+    }
+    if (target.arch == Target::ARM && target.bits == 64) return {16, 32};  // NEON: 32 q registers
+    return kAvx512Registers;
+}
+
 // The hand-off every generator makes to its schedule: the structure checked
 // against the op's schema, then the knobs of the target's device read from
-// the GeneratorParams (`params`) and checked against the space.
+// the GeneratorParams (`params`) and checked against the space, and for a CPU
+// target with a smaller register file than AVX-512's, fitted to it (a
+// variant compiled for several targets -- AVX-512 and the AVX2 baseline --
+// keeps its setting on AVX-512 and gets a tile that fits on AVX2).
 inline Knobs checked_knobs(std::string_view op_name, const Structure &structure,
                            const std::map<std::string, int> &params, const Halide::Target &target) {
     const OpSchema *op = find_op(op_name);
     _halide_user_assert(op) << "no op named " << op_name;
     const std::string why = op->check_structure(structure);
     _halide_user_assert(why.empty()) << why;
-    return read_knobs(op->space(device_of(target), structure), params);
+    const KnobSpace space = op->space(device_of(target), structure);
+    const Knobs knobs = read_knobs(space, params);
+    if (device_of(target) != Device::cpu) return knobs;
+    return fit_register_file(space, knobs, accumulator_bytes(structure.dtype), register_file(target));
 }
 
 }  // namespace gradtune

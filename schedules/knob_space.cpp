@@ -1,6 +1,8 @@
 #include "knob_space.h"
 
 #include <algorithm>
+#include <iterator>
+#include <optional>
 #include <sstream>
 
 namespace gradtune {
@@ -124,6 +126,55 @@ std::string check_threads_per_block(int threads) {
 std::string check_registers(std::string_view what, int registers) {
     if (registers <= 32) return "";
     return "the " + std::string(what) + " needs " + std::to_string(registers) + " vector registers (max 32)";
+}
+
+namespace {
+
+// The registers of `file` that the register tile of `knobs` needs.
+// space.registers counts 64-byte registers (a vector of up to 64 bytes is
+// one); such a vector takes ceil(bytes / file.vector_bytes) of the file's.
+int registers_in(const KnobSpace &space, const Knobs &knobs, int accumulator_bytes, RegisterFile file) {
+    const int vector_bytes = std::min(64, knobs.at("vector_width") * accumulator_bytes);
+    return space.registers(knobs) * std::max(1, (vector_bytes + file.vector_bytes - 1) / file.vector_bytes);
+}
+
+}  // namespace
+
+Knobs fit_register_file(const KnobSpace &space, Knobs knobs, int accumulator_bytes, RegisterFile file) {
+    const Knob *width = space.find("vector_width");
+    if (!space.registers || !width || accumulator_bytes <= 0 || file == kAvx512Registers) return knobs;
+    // `k` with `knob` at its next smaller value, where that is legal.
+    auto step_down = [&space](const Knob &knob, Knobs k) -> std::optional<Knobs> {
+        auto at = std::find(knob.values.begin(), knob.values.end(), k.at(knob.name));
+        if (at == knob.values.begin() || at == knob.values.end()) return std::nullopt;
+        k[knob.name] = *std::prev(at);
+        if (!space.check(k).empty()) return std::nullopt;
+        return k;
+    };
+    while (knobs.at(width->name) * accumulator_bytes > file.vector_bytes) {
+        std::optional<Knobs> narrower = step_down(*width, knobs);
+        if (!narrower) break;
+        knobs = *narrower;
+    }
+    int needed = registers_in(space, knobs, accumulator_bytes, file);
+    while (needed > file.count) {
+        std::optional<Knobs> best;
+        int best_needed = 0;
+        for (const Knob &knob : space.knobs) {
+            if (knob.name == width->name || knob.name == kAlgorithmKnob) continue;
+            std::optional<Knobs> smaller = step_down(knob, knobs);
+            if (!smaller) continue;
+            const int n = registers_in(space, *smaller, accumulator_bytes, file);
+            if (n < needed && (!best || n > best_needed)) {
+                best = std::move(smaller);
+                best_needed = n;
+            }
+        }
+        if (!best) break;  // nothing smaller is legal: the closest fit
+        knobs = std::move(*best);
+        needed = best_needed;
+    }
+    return knobs;
 }
 
 std::string check_unroll_taps(int unroll_taps, int filter_height, int filter_width) {

@@ -2,7 +2,8 @@
 // reads, their legal values and defaults, and the structural parameters a
 // variant may fix at compile time. The tuner samples from it, the configure
 // step validates committed records against it, and each op's apply() (in
-// <op>.cpp, which needs Halide) reads the chosen values. Nothing here may
+// schedules/<stem>.h, compiled into the generators alone) reads the chosen
+// values. Nothing here may
 // include Halide.h: the records tool compiles this at configure time.
 #pragma once
 
@@ -45,7 +46,7 @@ struct Knob {
 inline constexpr std::string_view kAlgorithmKnob = "algorithm";
 
 // ---- Knob tables: each knob is declared once ----
-// An op's <stem>_space.h declares the knobs of each device in one X-macro
+// An op's schedules/<stem>.h declares the knobs of each device in one X-macro
 // table, one line per knob:
 //   #define GRADTUNE_<OP>_CPU_KNOBS(KNOB, SHARED)
 //       KNOB(name, (legal values, increasing), default, "why"[, .since_version = v][, .values_since = v]
@@ -87,16 +88,21 @@ struct KnobSpace {
     // Cross-knob legality: returns "" when the combination is legal, else the
     // reason (e.g. "accumulator tile needs 40 vector registers, more than 32").
     std::function<std::string(const Knobs &)> constraint;
+    // CPU spaces with a register tile: the vector registers it needs, counted
+    // as the constraint counts them (AVX-512's: 64 bytes, at most 32). Null
+    // where the space has none. fit_register_file() reads it.
+    std::function<int(const Knobs &)> registers;
     // Where the space holds more than one algorithm: a starting point for
     // each other one (the defaults are the first's), which the tuner measures
     // right after the defaults, so that every algorithm is tried on every
     // shape before any hill climbing.
     std::vector<Knobs> algorithm_seeds;
 
-    // A constraint written against a typed knob struct (GRADTUNE_TYPED_KNOBS).
-    template <class Typed>
-    static std::function<std::string(const Knobs &)> typed(std::function<std::string(const Typed &)> check) {
-        return [check](const Knobs &k) { return check(Typed::from(k)); };
+    // A constraint (or register count) written against a typed knob struct
+    // (GRADTUNE_TYPED_KNOBS).
+    template <class Typed, class Function>
+    static auto typed(Function function) {
+        return [function](const Knobs &k) { return function(Typed::from(k)); };
     }
 
     Knobs defaults() const;
@@ -160,6 +166,33 @@ std::string check_threads_per_block(int threads);  // a CUDA block of 32..1024 t
 // A register tile (`what`: "register tile", "dot tile", ...) of at most the 32
 // AVX-512 vector registers.
 std::string check_registers(std::string_view what, int registers);
+
+// A CPU's vector registers: how many, of how many bytes. Knob spaces count
+// AVX-512's (kAvx512Registers); a CPU target with fewer or narrower ones gets
+// its knobs fitted by fit_register_file().
+struct RegisterFile {
+    int vector_bytes = 64;
+    int count = 32;
+    bool operator==(const RegisterFile &) const = default;
+};
+inline constexpr RegisterFile kAvx512Registers{64, 32};
+
+// `knobs` (legal in `space`) fitted to `file`, for the same algorithm on a
+// CPU whose register file is smaller than AVX-512's (AVX2: 16 registers of 32
+// bytes). A register tile chosen for 32 zmm registers spills on such a CPU,
+// every inner iteration: a default tuned on AVX-512 ran at half of oneDNN's
+// speed on AVX2. So, keeping the setting legal at every step:
+//   1. vector_width halves until one vector fills one of the file's registers
+//      (the tile keeps its shape: a zmm accumulator becomes a ymm one);
+//   2. while the tile needs more registers than the file has, the knob whose
+//      next smaller value frees the fewest registers (the largest tile that
+//      fits) steps down.
+// A space that leaves `registers` null is compiled as tuned on every target
+// (Conv2DBackpropFilter's says why).
+// The knobs of a space without a register tile come back as they are. Fitted
+// knobs are only compiled, never recorded: records keep the setting tuned on
+// the machine that measured it.
+Knobs fit_register_file(const KnobSpace &space, Knobs knobs, int accumulator_bytes, RegisterFile file);
 // unroll_taps needs a variant that fixes a filter of at most 49 taps (0: not fixed).
 std::string check_unroll_taps(int unroll_taps, int filter_height, int filter_width);
 

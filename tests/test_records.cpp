@@ -640,3 +640,61 @@ TEST_CASE("journal suites: call counts summed over any number of processes satur
     CHECK_THAT(suite.entries[0].description, Catch::Contains("9223372036854775807 calls"));
     std::filesystem::remove(path);
 }
+
+TEST_CASE("knobs fitted to AVX2's 16 ymm registers: legal, a vector per register, a tile that fits", "[records]") {
+    const RegisterFile avx2{32, 16};
+    // A direct (algorithm 0) 3x3 stride-1 input-gradient setting tuned on
+    // AVX-512: 2 vectors of 16 lanes x 7 columns (17 zmm registers; 33 ymm
+    // as it is).
+    const OpSchema *input = find_op("Conv2DBackpropInput");
+    REQUIRE(input);
+    Structure s{"float32", "NHWC", {}};
+    for (const std::string &param : input->structure_params) s.fixed[param] = 1;
+    s.fixed["filter_height"] = s.fixed["filter_width"] = 3;
+    const KnobSpace space = input->space(Device::cpu, s);
+    REQUIRE(space.registers);
+    Knobs knobs = space.defaults();
+    knobs["algorithm"] = 0;
+    knobs["vector_width"] = 16;
+    knobs["vectors_per_tile"] = 2;
+    knobs["tile_other"] = 7;
+    knobs["tile_y"] = 1;
+    knobs = space.canonical(knobs);
+    REQUIRE(space.check(knobs).empty());
+    REQUIRE(space.registers(knobs) == 17);
+    CHECK(fit_register_file(space, knobs, 4, kAvx512Registers) == knobs);
+    // Fitted: 8-lane vectors (one ymm each), then the column that frees the
+    // fewest registers: 2 x 6 accumulators, 2 filter vectors, 1 broadcast.
+    Knobs fitted = fit_register_file(space, knobs, 4, avx2);
+    CHECK(space.check(fitted).empty());
+    CHECK(fitted.at("vector_width") == 8);
+    CHECK(fitted.at("tile_other") == 6);
+    CHECK(space.registers(fitted) == 15);
+    fitted["vector_width"] = 16;
+    fitted["tile_other"] = 7;
+    CHECK(fitted == knobs);  // nothing else moved
+    // A space without a register count compiles as tuned.
+    const OpSchema *filter = find_op("Conv2DBackpropFilter");
+    REQUIRE(filter);
+    CHECK_FALSE(filter->space(Device::cpu, s).registers);
+
+    // Every committed structure default: legal after fitting, and the tile
+    // fits (where the space can shrink it that far).
+    int fitted_count = 0;
+    for (StructureDefault d : read_structure_defaults(tooling::build_info().defaults_dir())) {
+        if (d.device != Device::cpu) continue;
+        const OpSchema *op = find_op(d.op);
+        REQUIRE(op);
+        REQUIRE(op->upgrade(d.device, d.structure, &d.knob_space_version, &d.knobs).empty());
+        const KnobSpace op_space = op->space(Device::cpu, d.structure);
+        if (!op_space.registers) continue;
+        const int bytes = accumulator_bytes(d.structure.dtype);
+        INFO(d.op << " " << d.structure.key());
+        const Knobs f = fit_register_file(op_space, d.knobs, bytes, avx2);
+        CHECK(op_space.check(f).empty());
+        CHECK(f.at("vector_width") * bytes <= 32);
+        CHECK(op_space.registers(f) <= 16);
+        fitted_count += f != d.knobs;
+    }
+    CHECK(fitted_count > 0);
+}
