@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cpu_features.h"
 #include "dispatch.h"
 #include "halide_call.h"
 #include "journal.h"

@@ -69,7 +69,7 @@ std::string library_variant(const Group &g, const Knobs &knobs) {
     return "";
 }
 
-BatchRunner::BatchRunner(const TuneOptions &options, TrialLog *log, std::chrono::steady_clock::time_point start)
+BatchRunner::BatchRunner(const BatchOptions &options, TrialLog *log, std::chrono::steady_clock::time_point start)
     : options_(options), log_(*log), start_(start), reference_dir_(options.work_dir + "/reference") {
     fs::remove_all(reference_dir_);
     fs::create_directories(reference_dir_);

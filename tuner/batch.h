@@ -14,12 +14,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "batch_options.h"
 #include "candidates.h"
 #include "gradtune/op_call.h"
 #include "search.h"
 #include "suite.h"
 #include "trials.h"
-#include "tune.h"
 
 namespace gradtune::tooling {
 
@@ -55,7 +55,7 @@ class BatchRunner {
 public:
     // The budget counts from `start`; compiles and measuring children are cut
     // short when it is spent.
-    BatchRunner(const TuneOptions &options, TrialLog *log, std::chrono::steady_clock::time_point start);
+    BatchRunner(const BatchOptions &options, TrialLog *log, std::chrono::steady_clock::time_point start);
     ~BatchRunner();  // removes the cached reference outputs
     BatchRunner(const BatchRunner &) = delete;
     BatchRunner &operator=(const BatchRunner &) = delete;
@@ -70,7 +70,7 @@ private:
     std::string shape_key(const Group &g, size_t s) const;
     double seconds_left() const;
 
-    const TuneOptions &options_;
+    const BatchOptions &options_;
     TrialLog &log_;
     std::chrono::steady_clock::time_point start_;
     // The generic variant is timed and run for reference once per shape and

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <cmath>
 
-#include "thread_pool.h"  // runtime/src: the threads the kernels run on
+#include "gradtune/run_options.h"
 
 namespace gradtune::tooling {
 
@@ -32,7 +32,7 @@ double spread_pct(std::vector<double> v) {
 }
 
 int halide_threads() {
-    return gradtune::internal::pool_thread_count();
+    return gradtune::PoolThreads();
 }
 
 SelfTimed self_timed(std::function<Status()> call) {

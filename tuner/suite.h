@@ -49,4 +49,25 @@ std::vector<SuiteEntry> default_suite(const std::vector<std::string> &ops = {},
 // id= names the row (default L<line number>).
 std::vector<SuiteEntry> load_suite(const std::string &path);
 
+// What the suite readers need to know of an op, from what it declares (its
+// structural parameters in schedules/, its inputs in the runtime's OpSpec),
+// not from its name: a new op of a family they know needs no code here.
+struct OpTraits {
+    bool pooling = false;             // declares `overlapping`: fractional pooling
+    bool depthwise = false;           // declares `depth_multiplier`
+    std::vector<std::string> inputs;  // TF's input names, in order
+    bool takes(const std::string &input) const;
+};
+
+// Throws std::runtime_error for an op that the schedules or the runtime do
+// not know.
+OpTraits op_traits(const std::string &op);
+
+// A call from its signature, {"op", "T", "data_format", "structure",
+// "padding", "shape"} as the runtime describes it (CallInfo): the calls of
+// journal suites and of text suite files. Throws std::runtime_error where a
+// signature cannot be rebuilt (EXPLICIT padding, an op without a rule, a size
+// out of 1 .. 2^24).
+SuiteEntry entry_from_signature(const nlohmann::json &signature);
+
 }  // namespace gradtune::tooling

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <sstream>
 
-#include "halide_call.h"
+#include "cpu_features.h"
 
 namespace gradtune::internal {
 

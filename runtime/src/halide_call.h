@@ -51,20 +51,8 @@ struct CallContext {
 // the call's ParallelRunner where it lends one, else gradtune's pool), once,
 // thread-safe. Halide's default error handler aborts
 // the process; ours records the message in the call's CallContext.
-// With GRADTUNE_MAX_CPU_ISA=avx2 (in the spirit of ONEDNN_MAX_CPU_ISA) it also
-// keeps the multi-target kernels off every AVX-512 target, so the AVX2
-// baseline runs even on an AVX-512 machine (tests of that path, and machines
-// where AVX-512 clocks down).
+// It also applies GRADTUNE_MAX_CPU_ISA (cpu_features.h).
 void install_halide_handlers();
-
-// How many times the CPU-feature check refused a target because of
-// GRADTUNE_MAX_CPU_ISA (tests: proof that the limit was applied).
-int cpu_targets_refused();
-
-// Whether this CPU (under GRADTUNE_MAX_CPU_ISA) can use one of the targets the
-// tuned-only kernels are compiled for (Kernel::tuned_targets_only): asked the
-// way Halide's multi-target wrapper asks, once per process.
-bool tuned_cpu_variants_usable();
 
 // Whether a CUDA device can be used; `why` says why not.
 bool cuda_available(std::string *why);

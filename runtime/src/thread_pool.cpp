@@ -242,3 +242,9 @@ int pool_do_par_for(void *user_context, halide_task_t task, int min, int size, u
 }
 
 }  // namespace gradtune::internal
+
+namespace gradtune {
+
+int PoolThreads() { return internal::pool_thread_count(); }
+
+}  // namespace gradtune

@@ -1,6 +1,6 @@
 #include "gradtune/variants.h"
 
-#include "halide_call.h"
+#include "cpu_features.h"
 #include "variant_table.h"
 
 namespace gradtune {

@@ -40,6 +40,11 @@ public:
     virtual void Schedule(std::function<void()> work) = 0;
 };
 
+// The threads a call's parallel loops run on, the caller included, where it
+// lends no ParallelRunner: gradtune's own pool (HL_NUM_THREADS, else the
+// host's cores). The tuner and the benchmark report it.
+int PoolThreads();
+
 struct RunOptions {
     Device device = Device::cpu;
     // "" lets dispatch choose (exact tuned shape, nearest tuned shape with the
