@@ -13,49 +13,19 @@
 #include <string_view>
 #include <vector>
 
+#include "gradtune/convolution_attrs.h"
 #include "gradtune/run_options.h"
 #include "gradtune/status.h"
 #include "gradtune/tensor.h"
 
 namespace gradtune {
 
-// Optional attributes, built like TF's C++ ops:
+// Optional attributes (convolution_attrs.h):
 //   Conv2D::DataFormat("NCHW").Dilations({1, 1, 2, 2})
-struct Conv2DAttrs {
-    Conv2DAttrs UseCudnnOnGpu(bool x) const {
-        auto a = *this;
-        a.use_cudnn_on_gpu_ = x;
-        return a;
-    }
-    Conv2DAttrs ExplicitPaddings(std::vector<int> x) const {
-        auto a = *this;
-        a.explicit_paddings_ = std::move(x);
-        return a;
-    }
-    Conv2DAttrs DataFormat(std::string_view x) const {
-        auto a = *this;
-        a.data_format_ = std::string(x);
-        return a;
-    }
-    Conv2DAttrs Dilations(std::vector<int> x) const {
-        auto a = *this;
-        a.dilations_ = std::move(x);
-        return a;
-    }
-    bool use_cudnn_on_gpu_ = true;  // accepted for TF compatibility; gradtune never calls cuDNN
-    std::vector<int> explicit_paddings_ = {};
-    std::string data_format_ = "NHWC";
-    std::vector<int> dilations_ = {1, 1, 1, 1};
-};
+struct Conv2DAttrs : DenseConvolutionAttrs<Conv2DAttrs> {};
 
-class Conv2D {
+class Conv2D : public DenseConvolutionShortcuts<Conv2DAttrs> {
 public:
-    using Attrs = Conv2DAttrs;
-    static Attrs UseCudnnOnGpu(bool x) { return Attrs().UseCudnnOnGpu(x); }
-    static Attrs ExplicitPaddings(std::vector<int> x) { return Attrs().ExplicitPaddings(std::move(x)); }
-    static Attrs DataFormat(std::string_view x) { return Attrs().DataFormat(x); }
-    static Attrs Dilations(std::vector<int> x) { return Attrs().Dilations(std::move(x)); }
-
     // Writes the convolution into `output`, which must have dtype T and the
     // output shape above. On any error `output` is left untouched.
     static Status Compute(const ConstTensorRef &input, const ConstTensorRef &filter, const std::vector<int> &strides,

@@ -17,50 +17,19 @@
 #include <string_view>
 #include <vector>
 
+#include "gradtune/convolution_attrs.h"
 #include "gradtune/run_options.h"
 #include "gradtune/status.h"
 #include "gradtune/tensor.h"
 
 namespace gradtune {
 
-// Optional attributes, built like TF's C++ ops:
+// Optional attributes (convolution_attrs.h):
 //   Conv2DBackpropFilter::DataFormat("NCHW").Dilations({1, 1, 2, 2})
-struct Conv2DBackpropFilterAttrs {
-    Conv2DBackpropFilterAttrs DataFormat(std::string_view x) const {
-        auto a = *this;
-        a.data_format_ = std::string(x);
-        return a;
-    }
-    Conv2DBackpropFilterAttrs Dilations(std::vector<int> x) const {
-        auto a = *this;
-        a.dilations_ = std::move(x);
-        return a;
-    }
-    Conv2DBackpropFilterAttrs ExplicitPaddings(std::vector<int> x) const {
-        auto a = *this;
-        a.explicit_paddings_ = std::move(x);
-        return a;
-    }
-    // TF's use_cudnn_on_gpu: accepted for compatibility, no effect.
-    Conv2DBackpropFilterAttrs UseCudnnOnGpu(bool x) const {
-        auto a = *this;
-        a.use_cudnn_on_gpu_ = x;
-        return a;
-    }
-    std::string data_format_ = "NHWC";
-    std::vector<int> dilations_ = {1, 1, 1, 1};
-    std::vector<int> explicit_paddings_ = {};
-    bool use_cudnn_on_gpu_ = true;
-};
+struct Conv2DBackpropFilterAttrs : DenseConvolutionAttrs<Conv2DBackpropFilterAttrs> {};
 
-class Conv2DBackpropFilter {
+class Conv2DBackpropFilter : public DenseConvolutionShortcuts<Conv2DBackpropFilterAttrs> {
 public:
-    using Attrs = Conv2DBackpropFilterAttrs;
-    static Attrs DataFormat(std::string_view x) { return Attrs().DataFormat(x); }
-    static Attrs Dilations(std::vector<int> x) { return Attrs().Dilations(std::move(x)); }
-    static Attrs ExplicitPaddings(std::vector<int> x) { return Attrs().ExplicitPaddings(std::move(x)); }
-    static Attrs UseCudnnOnGpu(bool x) { return Attrs().UseCudnnOnGpu(x); }
-
     // Writes the gradient into `output`, which must have dtype T and shape
     // filter_sizes. On any error `output` is left untouched.
     static Status Compute(const ConstTensorRef &input, const ConstTensorRef &filter_sizes,

@@ -17,50 +17,19 @@
 #include <string_view>
 #include <vector>
 
+#include "gradtune/convolution_attrs.h"
 #include "gradtune/run_options.h"
 #include "gradtune/status.h"
 #include "gradtune/tensor.h"
 
 namespace gradtune {
 
-// Optional attributes, built like TF's C++ ops:
+// Optional attributes (convolution_attrs.h):
 //   Conv2DBackpropInput::DataFormat("NCHW").Dilations({1, 1, 2, 2})
-struct Conv2DBackpropInputAttrs {
-    Conv2DBackpropInputAttrs DataFormat(std::string_view x) const {
-        auto a = *this;
-        a.data_format_ = std::string(x);
-        return a;
-    }
-    Conv2DBackpropInputAttrs Dilations(std::vector<int> x) const {
-        auto a = *this;
-        a.dilations_ = std::move(x);
-        return a;
-    }
-    Conv2DBackpropInputAttrs ExplicitPaddings(std::vector<int> x) const {
-        auto a = *this;
-        a.explicit_paddings_ = std::move(x);
-        return a;
-    }
-    // TF's use_cudnn_on_gpu: accepted for compatibility, no effect.
-    Conv2DBackpropInputAttrs UseCudnnOnGpu(bool x) const {
-        auto a = *this;
-        a.use_cudnn_on_gpu_ = x;
-        return a;
-    }
-    std::string data_format_ = "NHWC";
-    std::vector<int> dilations_ = {1, 1, 1, 1};
-    std::vector<int> explicit_paddings_ = {};
-    bool use_cudnn_on_gpu_ = true;
-};
+struct Conv2DBackpropInputAttrs : DenseConvolutionAttrs<Conv2DBackpropInputAttrs> {};
 
-class Conv2DBackpropInput {
+class Conv2DBackpropInput : public DenseConvolutionShortcuts<Conv2DBackpropInputAttrs> {
 public:
-    using Attrs = Conv2DBackpropInputAttrs;
-    static Attrs DataFormat(std::string_view x) { return Attrs().DataFormat(x); }
-    static Attrs Dilations(std::vector<int> x) { return Attrs().Dilations(std::move(x)); }
-    static Attrs ExplicitPaddings(std::vector<int> x) { return Attrs().ExplicitPaddings(std::move(x)); }
-    static Attrs UseCudnnOnGpu(bool x) { return Attrs().UseCudnnOnGpu(x); }
-
     // Writes the gradient into `output`, which must have dtype T and the
     // shape input_sizes describes. On any error `output` is left untouched.
     static Status Compute(const ConstTensorRef &input_sizes, const ConstTensorRef &filter,

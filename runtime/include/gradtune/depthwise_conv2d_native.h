@@ -14,42 +14,19 @@
 #include <string_view>
 #include <vector>
 
+#include "gradtune/convolution_attrs.h"
 #include "gradtune/run_options.h"
 #include "gradtune/status.h"
 #include "gradtune/tensor.h"
 
 namespace gradtune {
 
-// Optional attributes, built like TF's C++ ops:
+// Optional attributes (convolution_attrs.h):
 //   DepthwiseConv2dNative::DataFormat("NCHW").Dilations({1, 1, 2, 2})
-struct DepthwiseConv2dNativeAttrs {
-    DepthwiseConv2dNativeAttrs DataFormat(std::string_view x) const {
-        auto a = *this;
-        a.data_format_ = std::string(x);
-        return a;
-    }
-    DepthwiseConv2dNativeAttrs Dilations(std::vector<int> x) const {
-        auto a = *this;
-        a.dilations_ = std::move(x);
-        return a;
-    }
-    DepthwiseConv2dNativeAttrs ExplicitPaddings(std::vector<int> x) const {
-        auto a = *this;
-        a.explicit_paddings_ = std::move(x);
-        return a;
-    }
-    std::string data_format_ = "NHWC";
-    std::vector<int> dilations_ = {1, 1, 1, 1};
-    std::vector<int> explicit_paddings_ = {};
-};
+struct DepthwiseConv2dNativeAttrs : ConvolutionAttrs<DepthwiseConv2dNativeAttrs> {};
 
-class DepthwiseConv2dNative {
+class DepthwiseConv2dNative : public ConvolutionShortcuts<DepthwiseConv2dNativeAttrs> {
 public:
-    using Attrs = DepthwiseConv2dNativeAttrs;
-    static Attrs DataFormat(std::string_view x) { return Attrs().DataFormat(x); }
-    static Attrs Dilations(std::vector<int> x) { return Attrs().Dilations(std::move(x)); }
-    static Attrs ExplicitPaddings(std::vector<int> x) { return Attrs().ExplicitPaddings(std::move(x)); }
-
     // Writes the convolution into `output`, which must have dtype T and the
     // output shape above. On any error `output` is left untouched.
     static Status Compute(const ConstTensorRef &input, const ConstTensorRef &filter, const std::vector<int> &strides,

@@ -15,42 +15,19 @@
 #include <string_view>
 #include <vector>
 
+#include "gradtune/convolution_attrs.h"
 #include "gradtune/run_options.h"
 #include "gradtune/status.h"
 #include "gradtune/tensor.h"
 
 namespace gradtune {
 
-// Optional attributes, built like TF's C++ ops:
+// Optional attributes (convolution_attrs.h):
 //   DepthwiseConv2dNativeBackpropInput::DataFormat("NCHW").Dilations({1, 1, 2, 2})
-struct DepthwiseConv2dNativeBackpropInputAttrs {
-    DepthwiseConv2dNativeBackpropInputAttrs DataFormat(std::string_view x) const {
-        auto a = *this;
-        a.data_format_ = std::string(x);
-        return a;
-    }
-    DepthwiseConv2dNativeBackpropInputAttrs Dilations(std::vector<int> x) const {
-        auto a = *this;
-        a.dilations_ = std::move(x);
-        return a;
-    }
-    DepthwiseConv2dNativeBackpropInputAttrs ExplicitPaddings(std::vector<int> x) const {
-        auto a = *this;
-        a.explicit_paddings_ = std::move(x);
-        return a;
-    }
-    std::string data_format_ = "NHWC";
-    std::vector<int> dilations_ = {1, 1, 1, 1};
-    std::vector<int> explicit_paddings_ = {};
-};
+struct DepthwiseConv2dNativeBackpropInputAttrs : ConvolutionAttrs<DepthwiseConv2dNativeBackpropInputAttrs> {};
 
-class DepthwiseConv2dNativeBackpropInput {
+class DepthwiseConv2dNativeBackpropInput : public ConvolutionShortcuts<DepthwiseConv2dNativeBackpropInputAttrs> {
 public:
-    using Attrs = DepthwiseConv2dNativeBackpropInputAttrs;
-    static Attrs DataFormat(std::string_view x) { return Attrs().DataFormat(x); }
-    static Attrs Dilations(std::vector<int> x) { return Attrs().Dilations(std::move(x)); }
-    static Attrs ExplicitPaddings(std::vector<int> x) { return Attrs().ExplicitPaddings(std::move(x)); }
-
     // Writes the gradient into `output`, which must have dtype T and shape
     // input_sizes. On any error `output` is left untouched.
     static Status Compute(const ConstTensorRef &input_sizes, const ConstTensorRef &filter,
