@@ -140,6 +140,16 @@ int main(int argc, char **argv) {
     std::vector<Case> cases;
     add_convolutions(&cases);
     if (!add_pooling(&cases)) return 1;
+    // Every op the library registers, so that a new op cannot be left out.
+    for (const gradtune::OpSpec &spec : gradtune::RegisteredOps()) {
+        bool covered = false;
+        for (const Case &c : cases) covered = covered || c.call.op == spec.name;
+        if (!covered) {
+            std::fprintf(stderr, "no concurrent call of %s: add its cases here (tests/concurrent_calls.cpp)\n",
+                         spec.name.c_str());
+            return 1;
+        }
+    }
     // Alone first: the expected results (the copies inside `cases` must not
     // move from here on, since the calls point into them).
     for (Case &c : cases) {

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Every op (one per generators/<stem>_generator.cpp) in every layer: the files
 # a new op adds (docs/contributing.md, "Adding an op"), its
-# knob-space version, its rows in the default suite and its TensorFlow
-# fixtures. (Its TensorFlow custom op comes from its OpSpec, python/gradtune_tf/ops.cc;
+# knob-space version, its rows in the default suite, its cases in the
+# golden-fixture generator and its TensorFlow fixtures. (Its TensorFlow custom op comes from its OpSpec, python/gradtune_tf/ops.cc;
 # tests/tf/test_ops.py checks it is TF's.) The build itself stops on a missing generator, schedule, runtime,
 # reference or test file of an op it builds; this test also names the layers
 # the build does not need (the suite, the fixtures) and the ops a
@@ -40,6 +40,8 @@ for entry in $ops; do
     lack "$op" "schedules/${stem}.h declares no knob_space_version"
   grep -q "^${op}[[:space:]]" bench/suites/default.txt ||
     lack "$op" "no row in bench/suites/default.txt"
+  grep -q "\"${op}\"" scripts/tf_fixtures/*.py ||
+    lack "$op" "no cases in scripts/tf_fixtures/ (the golden-fixture generator)"
 done
 if [ "$missing" -gt 0 ]; then
   echo "$missing piece(s) missing; the list of files an op adds is in docs/contributing.md, \"Adding an op\""

@@ -14,6 +14,7 @@
 #include <deque>
 #include <functional>
 #include <random>
+#include <set>
 
 #include "test_util.h"
 
@@ -319,6 +320,19 @@ TEST_CASE("gradient check of fractional average pooling (spec 13.5)", "[properti
             INFO("overlapping " << overlapping << " pseudo_random " << pseudo_random);
             CHECK(error <= 1e-4);
         }
+}
+
+TEST_CASE("every op the library registers has a property test here", "[properties]") {
+    // The ops of the adjoint identities and gradient checks above: a new op
+    // fails here until it has its own.
+    const std::set<std::string> covered = {"Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter",
+                                           "DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropInput",
+                                           "DepthwiseConv2dNativeBackpropFilter", "FractionalAvgPool",
+                                           "FractionalAvgPoolGrad"};
+    for (const OpSpec &spec : RegisteredOps()) {
+        INFO(spec.name);
+        CHECK(covered.count(spec.name));
+    }
 }
 
 TEST_CASE("tensors are 64-byte aligned, and the kernels give the same bits on unaligned inputs", "[properties]") {

@@ -207,6 +207,9 @@ class OpsMatchTensorFlow(unittest.TestCase):
             "FractionalAvgPoolGrad": (dict(orig_input_tensor_shape=[2, 9, 8, 3], out_backprop=[2, 6, 5, 3],
                                            row_pooling_sequence=[7], col_pooling_sequence=[6]), {}),
         }
+        # Every op the library registers: a new one fails here until it has a call.
+        registered = {name for name in dir(gradtune_tf.ops) if name.startswith("Gradtune")}
+        self.assertEqual(registered, {"Gradtune" + name for name in calls})
         shape_inputs = ("input_sizes", "filter_sizes", "orig_input_tensor_shape")
         int64_inputs = ("orig_input_tensor_shape", "row_pooling_sequence", "col_pooling_sequence")
         for name, (inputs, attrs) in calls.items():
