@@ -377,6 +377,14 @@ def markdown(rows, breakdown, steps_count, cpu):
         total = {side: sum(r[side + "_ms"] for r in ops if r["gradient"]) for side in ("tf", "gradtune")}
         lines.append("| gradient ops, all | | %.2f | %.2f | %.2fx |" % (
             total["tf"], total["gradtune"], total["tf"] / total["gradtune"] if total["gradtune"] else float("nan")))
+        # Amdahl: the kernels of both executor threads together, so a share
+        # of kernel time, not of the step's wall time.
+        share = total["tf"] / sum(r["tf_ms"] for r in ops)
+        lines += ["", "Gradient ops are %.0f%% of the kernel time of TensorFlow's step: even if they took no time, "
+                  "the step could be at most %.2fx faster; %.2fx faster gradient ops make a step at most %.2fx "
+                  "faster." % (100 * share, 1 / (1 - share), total["tf"] / total["gradtune"] if total["gradtune"] else
+                               float("nan"), 1 / (1 - share + share * total["gradtune"] / total["tf"])
+                               if total["tf"] else float("nan"))]
     return "\n".join(lines)
 
 
