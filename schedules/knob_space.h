@@ -186,7 +186,8 @@ inline constexpr RegisterFile kAvx512Registers{64, 32};
 //      (the tile keeps its shape: a zmm accumulator becomes a ymm one);
 //   2. while the tile needs more registers than the file has, the knob whose
 //      next smaller value frees the fewest registers (the largest tile that
-//      fits) steps down.
+//      fits) steps down; vectors_per_tile halves, so that the tile's lanes
+//      stay a power-of-two fraction of the tuned ones.
 // A space that leaves `registers` null is compiled as tuned on every target
 // (Conv2DBackpropFilter's says why).
 // The knobs of a space without a register tile come back as they are. Fitted
