@@ -44,6 +44,7 @@ struct Row {
     // oneDNN on TF's layouts and with its own weight layout (0: not run).
     Timing onednn_tf, onednn_own;
     std::string onednn_impl;
+    std::string onednn_note;  // why oneDNN did not run
     // TensorFlow's op in a tf.function: its default (oneDNN) and Eigen paths
     // (0: not run; tf_note says why).
     Timing tf_default, tf_eigen;
@@ -189,6 +190,8 @@ Row measure_row(const SuiteEntry &e, const Options &o, TfBaselines &tf) {
         participants.push_back(self_timed([&] { return tf_layouts->run(); }));
         participants.push_back(self_timed([&] { return own_layout->run(); }));
         row.onednn_impl = tf_layouts->implementation() + " / " + own_layout->implementation();
+    } else if (o.with_onednn) {
+        row.onednn_note = why_not;
     }
 #endif
     if (tf.default_path) {
@@ -304,7 +307,7 @@ std::map<std::string, OpSummary> report_rows(std::ostream &md, const std::vector
             md << fixed(r.onednn_tf.median_ms, 3) << " / " << fixed(r.onednn_own.median_ms, 3) << " | "
                << fixed(ratio, 2) << " | ";
         } else {
-            md << "- | - | ";
+            md << (r.onednn_note.empty() ? "-" : "oneDNN: " + r.onednn_note) << " | - | ";
         }
         if (r.tf_default.median_ms > 0) {
             const double ratio = r.tf_default.median_ms / r.tuned.median_ms;
@@ -403,6 +406,7 @@ nlohmann::json rows_json(const std::vector<Row> &rows, const bench::Roofline &ro
                      {"algorithm", algorithm_of(r.served.variant)},
                      {"onednn_tf_layout_median_ms", r.onednn_tf.median_ms},
                      {"onednn_own_layout_median_ms", r.onednn_own.median_ms}, {"onednn_impl", r.onednn_impl},
+                     {"onednn_note", r.onednn_note},
                      {"tf_default_median_ms", r.tf_default.median_ms}, {"tf_eigen_median_ms", r.tf_eigen.median_ms},
                      {"tf_note", r.tf_note}, {"journal_us", r.journal_us}});
     return j;
