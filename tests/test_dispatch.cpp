@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cpu_features.h"
+#include "dilation_phases.h"
 #include "dispatch.h"
 #include "halide_call.h"
 #include "journal.h"
@@ -607,5 +608,106 @@ TEST_CASE("an NCHW call only the generic variant has in NCHW runs on the NHWC ke
             norm += generic[0].load(i) * generic[0].load(i);
         }
         CHECK(std::sqrt(diff) <= 1e-5 * std::sqrt(norm));
+    }
+}
+
+
+namespace {
+
+// sin-filled float32 tensor of `shape`, seeded by `phase`.
+Tensor wave(const std::vector<int64_t> &shape, float phase) {
+    std::vector<float> values(static_cast<size_t>(NumElements(shape)));
+    for (size_t i = 0; i < values.size(); i++) values[i] = std::sin(0.37f * static_cast<float>(i) + phase);
+    return Tensor::FromVector(DataType::kFloat, shape, values);
+}
+
+double relative_difference(const Tensor &a, const Tensor &b) {
+    double diff = 0, norm = 0;
+    for (int64_t i = 0; i < b.num_elements(); i++) {
+        const double d = a.load(i) - b.load(i);
+        diff += d * d;
+        norm += b.load(i) * b.load(i);
+    }
+    return std::sqrt(diff) / std::sqrt(norm);
+}
+
+}  // namespace
+
+TEST_CASE("a dilated dense gradient only the generic variant has runs as its undilated phases", "[dispatch]") {
+    // 3x3 filters at stride 1 with dilations the structure defaults lack: the
+    // call runs as one undilated call of its phases' images (ExplainDispatch
+    // says so), and equals the generic variant's result. Odd sizes give
+    // phases of different sizes, SAME/EXPLICIT pads shift them against each
+    // other; an NCHW call takes both detours; phases under 8 x 8 and forced
+    // variants do not detour.
+    struct Case {
+        int64_t h, w, dh, dw;
+        std::string padding;
+        std::vector<int64_t> pads;  // EXPLICIT: top, bottom, left, right
+        std::string format;
+    };
+    const int64_t n = 2, c = 16, o = 24;
+    for (const Case &k : {Case{16, 16, 2, 2, "SAME", {}, "NHWC"}, Case{17, 19, 2, 2, "SAME", {}, "NHWC"},
+                          Case{25, 18, 3, 2, "SAME", {}, "NHWC"}, Case{18, 17, 2, 1, "VALID", {}, "NHWC"},
+                          Case{17, 21, 2, 2, "EXPLICIT", {1, 3, 0, 2}, "NHWC"}, Case{26, 16, 3, 2, "EXPLICIT", {4, 0, 2, 5}, "NHWC"},
+                          Case{16, 17, 2, 2, "SAME", {}, "NCHW"}}) {
+        const bool nchw = k.format == "NCHW";
+        auto activation = [&](int64_t h, int64_t w, int64_t channels) {
+            return nchw ? std::vector<int64_t>{n, channels, h, w} : std::vector<int64_t>{n, h, w, channels};
+        };
+        auto spatial = [&](int64_t h, int64_t w) {
+            return nchw ? std::vector<int64_t>{1, 1, h, w} : std::vector<int64_t>{1, h, w, 1};
+        };
+        const int64_t pt = k.pads.empty() ? 0 : k.pads[0], pb = k.pads.empty() ? 0 : k.pads[1];
+        const int64_t pl = k.pads.empty() ? 0 : k.pads[2], pr = k.pads.empty() ? 0 : k.pads[3];
+        const int64_t oh = k.padding == "SAME" ? k.h : k.h + pt + pb - 2 * k.dh;
+        const int64_t ow = k.padding == "SAME" ? k.w : k.w + pl + pr - 2 * k.dw;
+        std::map<std::string, AttrValue> attrs = {{"strides", std::vector<int64_t>{1, 1, 1, 1}},
+                                                  {"dilations", spatial(k.dh, k.dw)},
+                                                  {"padding", k.padding},
+                                                  {"data_format", k.format}};
+        if (!k.pads.empty())
+            attrs["explicit_paddings"] = nchw ? std::vector<int64_t>{0, 0, 0, 0, pt, pb, pl, pr}
+                                              : std::vector<int64_t>{0, 0, pt, pb, pl, pr, 0, 0};
+        const std::vector<int64_t> x_shape = activation(k.h, k.w, c);
+        const Tensor x_sizes = Tensor::FromVector(DataType::kInt32, {4}, x_shape);
+        const Tensor f_sizes = Tensor::FromVector(DataType::kInt32, {4}, std::vector<int64_t>{3, 3, c, o});
+        const Tensor x = wave(x_shape, 0.1f), f = wave({3, 3, c, o}, 0.7f), dy = wave(activation(oh, ow, o), 1.9f);
+        for (const OpCall &call :
+             {OpCall{"Conv2DBackpropInput", {{"input_sizes", x_sizes}, {"filter", f}, {"out_backprop", dy}}, attrs},
+              OpCall{"Conv2DBackpropFilter", {{"input", x}, {"filter_sizes", f_sizes}, {"out_backprop", dy}}, attrs}}) {
+            INFO(call.op << " " << k.h << "x" << k.w << " dilation " << k.dh << "x" << k.dw << " " << k.padding << " "
+                         << k.format);
+            CallInfo info;
+            const Status described = DescribeCall(call, &info);
+            INFO(described.ToString());
+            REQUIRE(described.ok());
+            REQUIRE((nchw ? detour_to_nhwc(info, {}) : detour_to_phases(info, {})));
+            DispatchInfo explained;
+            REQUIRE(ExplainDispatch(call, {}, &explained).ok());
+            CHECK(explained.why.find("undilated phases") != std::string::npos);
+            CHECK(explained.tier != "generic");
+            std::vector<Tensor> phased, generic;
+            REQUIRE(RunOp(call, &phased).ok());
+            RunOptions forced;
+            forced.variant = call.op + "_cpu_float32_" + k.format + "_generic";
+            CHECK_FALSE(detour_to_phases(info, forced));
+            REQUIRE(RunOp(call, &generic, forced).ok());
+            REQUIRE(phased[0].shape() == generic[0].shape());
+            CHECK(relative_difference(phased[0], generic[0]) <= 1e-4);  // float32 sums in another order
+        }
+    }
+    SECTION("phases under 8 x 8 positions stay on the generic variant") {
+        CallInfo info;
+        const Tensor sizes = Tensor::FromVector(DataType::kInt32, {4}, std::vector<int32_t>{1, 15, 17, 8});
+        const Tensor f = wave({3, 3, 8, 8}, 0.7f), dy = wave({1, 15, 17, 8}, 1.9f);
+        const OpCall call{"Conv2DBackpropInput",
+                          {{"input_sizes", sizes}, {"filter", f}, {"out_backprop", dy}},
+                          {{"strides", std::vector<int64_t>{1, 1, 1, 1}},
+                           {"dilations", std::vector<int64_t>{1, 3, 3, 1}},
+                           {"padding", std::string("SAME")}}};
+        REQUIRE(DescribeCall(call, &info).ok());
+        CHECK_FALSE(dilation_phases(info).usable);
+        CHECK_FALSE(detour_to_phases(info, {}));
     }
 }

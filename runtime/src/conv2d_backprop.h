@@ -11,11 +11,13 @@
 #include <vector>
 
 #include "conv_backprop_shape.h"
+#include "dilation_phases.h"
 #include "gradtune/op_call.h"
 #include "gradtune/status.h"
 #include "gradtune/tensor.h"
 #include "halide_call.h"
 #include "nhwc_detour.h"
+#include "scratch.h"
 #include "tf_checks.h"
 
 namespace gradtune::internal {
@@ -73,9 +75,46 @@ inline Status Conv2DBackpropRefusal(const Conv2DBackpropPrepared &p, int64_t out
     return check_int32_elements({output_elements, out_backprop.num_elements(), tensor.num_elements()});
 }
 
+// A dilated call at stride 1 as one undilated call of its phases
+// (dilation_phases.h): `execute(q, tensor, out_backprop, output)` runs the
+// undilated call `q` on the phases' images in scratch memory.
+template <typename Execute>
+Status RunOnPhases(const Conv2DBackpropPrepared &p, bool output_is_input, const ConstTensorRef &tensor,
+                   const ConstTensorRef &out_backprop, const TensorRef &output, ParallelRunner *parallel,
+                   Execute execute) {
+    const DilationPhases ph = dilation_phases(p.info);
+    Conv2DBackpropPrepared q = p;
+    q.info = phase_twin(p.info, ph);
+    q.dilation_rows = q.dilation_cols = 1;
+    q.pad_top = ph.pad_before[0];
+    q.pad_left = ph.pad_before[1];
+    const int64_t images = q.info.shape.at("N");
+    const int64_t channels = output_is_input ? output.shape[3] : tensor.shape[3];
+    const std::vector<int64_t> out_backprop_shape = {images, ph.twin_out[0], ph.twin_out[1], out_backprop.shape[3]};
+    const std::vector<int64_t> input_shape = {images, ph.twin_input[0], ph.twin_input[1], channels};
+    auto bytes = [&](const std::vector<int64_t> &shape) {
+        return static_cast<size_t>(NumElements(shape)) * DataTypeSize(out_backprop.dtype);
+    };
+    void *out_backprop_phases = scratch_buffer(ScratchBuffer::phase_activation, bytes(out_backprop_shape));
+    void *input_phases = scratch_buffer(output_is_input ? ScratchBuffer::phase_output : ScratchBuffer::phase_operand,
+                                        bytes(input_shape));
+    if (!out_backprop_phases || !input_phases)
+        return ResourceExhausted("gradtune: no memory for the phases of a dilated call");
+    gather_phases(ph, ph.out_backprop, out_backprop, out_backprop_phases, ph.twin_out[0], ph.twin_out[1], parallel);
+    const ConstTensorRef dy{out_backprop.dtype, out_backprop_shape, out_backprop_phases};
+    if (!output_is_input) {  // the filter gradient sums over the phases' images
+        gather_phases(ph, ph.input, tensor, input_phases, ph.twin_input[0], ph.twin_input[1], parallel);
+        return execute(q, ConstTensorRef{tensor.dtype, input_shape, input_phases}, dy, output);
+    }
+    GRADTUNE_RETURN_IF_ERROR(execute(q, tensor, dy, TensorRef{output.dtype, input_shape, input_phases}));
+    scatter_phases(ph, ph.input, input_phases, ph.twin_input[0], ph.twin_input[1], output, parallel);
+    return Status::OK();
+}
+
 // Both ops' Execute(): zeros where no kernel needs to run, else the kernel
 // (an NCHW call on the NHWC kernels where only the generic variant has its
-// layout: nhwc_detour.h),
+// layout: nhwc_detour.h; a dilated call as its undilated phases where only
+// the generic variant has its dilation: dilation_phases.h),
 // whose Halide signature (the op's generated header, so that a mismatch is a
 // compile error) takes the geometry, then the tensor operand, out_backprop
 // and the output. Halide dimension orders (innermost first): activations
@@ -89,6 +128,12 @@ Status ExecuteConv2DBackprop(const Conv2DBackpropPrepared &p, bool output_is_inp
     GRADTUNE_RETURN_IF_ERROR(Conv2DBackpropRefusal(p, output.num_elements(), tensor, out_backprop));
     if (p.format == tf::DataFormat::kNCHW && detour_to_nhwc(p.info, options))
         return run_on_nhwc(p, /*operand_is_activation=*/!output_is_input, tensor, out_backprop, output, options.parallel,
+                           [&](const Conv2DBackpropPrepared &q, const ConstTensorRef &t, const ConstTensorRef &dy,
+                               const TensorRef &out) {
+                               return ExecuteConv2DBackprop<KernelSignature>(q, output_is_input, t, dy, out, options);
+                           });
+    if (detour_to_phases(p.info, options))
+        return RunOnPhases(p, output_is_input, tensor, out_backprop, output, options.parallel,
                            [&](const Conv2DBackpropPrepared &q, const ConstTensorRef &t, const ConstTensorRef &dy,
                                const TensorRef &out) {
                                return ExecuteConv2DBackprop<KernelSignature>(q, output_is_input, t, dy, out, options);

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 
+#include "dilation_phases.h"
 #include "dispatch.h"
-#include "halide_call.h"
+#include "scratch.h"
 
 namespace gradtune::internal {
 
@@ -21,28 +21,11 @@ bool detour_to_nhwc(const CallInfo &info, const RunOptions &options) {
         return false;
     Selection own, twin;
     if (!select_kernel(info, options, &own).ok() || own.tier != Tier::generic) return false;
-    return select_kernel(nhwc_twin(info), options, &twin).ok() && twin.tier != Tier::generic;
+    return select_kernel(nhwc_twin(info), options, &twin).ok() &&
+           (twin.tier != Tier::generic || detour_to_phases(nhwc_twin(info), options));
 }
 
 namespace {
-
-// A thread's scratch memory: grows to the largest request and is reused, so
-// that a training loop's calls neither allocate nor fault pages in.
-struct Scratch {
-    void *data = nullptr;
-    size_t capacity = 0;
-    ~Scratch() { std::free(data); }
-    void *get(size_t bytes) {
-        if (bytes > capacity) {
-            std::free(data);
-            capacity = std::max(bytes, capacity + capacity / 2);
-            // Aligned as tensors are (kTensorAlignment, 64 bytes: a vector load).
-            data = std::aligned_alloc(64, (capacity + 63) / 64 * 64);
-            if (!data) capacity = 0;
-        }
-        return data;
-    }
-};
 
 // A transpose of `planes` row-major rows x cols matrices, as parallel tasks
 // of kChunk columns of one plane each: a task copies its columns in 16 x 16
@@ -73,36 +56,23 @@ struct Transpose {
             }
     }
 
-    static int task(void *, int i, uint8_t *closure) {
-        const auto *t = reinterpret_cast<const Transpose *>(closure);
-        const int64_t plane = i / t->chunks, chunk = i % t->chunks;
-        switch (DataTypeSize(t->dtype)) {
-        case 2: t->run_chunk<uint16_t>(plane, chunk); break;
-        case 4: t->run_chunk<uint32_t>(plane, chunk); break;
-        default: t->run_chunk<uint64_t>(plane, chunk); break;
+    void run(int i) const {
+        const int64_t plane = i / chunks, chunk = i % chunks;
+        switch (DataTypeSize(dtype)) {
+        case 2: run_chunk<uint16_t>(plane, chunk); break;
+        case 4: run_chunk<uint32_t>(plane, chunk); break;
+        default: run_chunk<uint64_t>(plane, chunk); break;
         }
-        return 0;
     }
 };
 
-// On the threads the call's kernels run on (RunOptions::parallel, else
-// gradtune's pool), through the same parallel loop as the kernels'.
 void transpose(DataType dtype, const void *from, void *to, int64_t planes, int64_t rows, int64_t cols,
                ParallelRunner *parallel) {
-    install_halide_handlers();
-    Transpose t{dtype, from, to, planes, rows, cols, (cols + Transpose::kChunk - 1) / Transpose::kChunk};
-    CallContext context;
-    context.parallel = parallel;
-    halide_do_par_for(&context, &Transpose::task, 0, static_cast<int>(planes * t.chunks),
-                      reinterpret_cast<uint8_t *>(&t));
+    const Transpose t{dtype, from, to, planes, rows, cols, (cols + Transpose::kChunk - 1) / Transpose::kChunk};
+    parallel_tasks(static_cast<int>(planes * t.chunks), [&](int i) { t.run(i); }, parallel);
 }
 
 }  // namespace
-
-void *scratch_buffer(int which, size_t bytes) {
-    thread_local Scratch scratch[3];
-    return scratch[which].get(bytes);
-}
 
 void nchw_to_nhwc(const ConstTensorRef &from, void *to, ParallelRunner *parallel) {
     const auto &s = from.shape;  // [N, C, H, W]

@@ -17,22 +17,19 @@
 #include "gradtune/status.h"
 #include "gradtune/tensor.h"
 #include "gradtune/op_call.h"
+#include "scratch.h"
 #include "tf_checks.h"
 
 namespace gradtune::internal {
 
 // Whether an NCHW call runs on the NHWC kernels: dispatch would serve it with
 // the generic NCHW variant while its NHWC twin has a tuned record or a
-// structure default. Never for a forced variant, an external kernel or a
+// structure default (or runs as undilated phases that have one). Never for a forced variant, an external kernel or a
 // CUDA call (the GPU variants read NCHW as fast).
 bool detour_to_nhwc(const CallInfo &info, const RunOptions &options);
 
 // The NHWC twin of an NCHW call's description.
 CallInfo nhwc_twin(const CallInfo &info);
-
-// One of a thread's scratch buffers (0, 1 or 2), of at least `bytes`;
-// nullptr when the memory cannot be had.
-void *scratch_buffer(int which, size_t bytes);
 
 // [N, C, H, W] -> [N, H, W, C] into `to` (the same element count), and
 // back, on the call's threads (`parallel`: RunOptions::parallel).
@@ -52,9 +49,9 @@ Status run_on_nhwc(const Prepared &p, bool operand_is_activation, const ConstTen
                    Execute execute) {
     auto nhwc_shape = [](const std::vector<int64_t> &s) { return std::vector<int64_t>{s[0], s[2], s[3], s[1]}; };
     auto bytes = [](const ConstTensorRef &t) { return static_cast<size_t>(t.num_elements()) * DataTypeSize(t.dtype); };
-    void *operand_copy = operand_is_activation ? scratch_buffer(0, bytes(operand)) : nullptr;
-    void *activation_copy = scratch_buffer(1, bytes(activation));
-    void *output_copy = operand_is_activation ? nullptr : scratch_buffer(2, bytes(output));
+    void *operand_copy = operand_is_activation ? scratch_buffer(ScratchBuffer::nhwc_operand, bytes(operand)) : nullptr;
+    void *activation_copy = scratch_buffer(ScratchBuffer::nhwc_activation, bytes(activation));
+    void *output_copy = operand_is_activation ? nullptr : scratch_buffer(ScratchBuffer::nhwc_output, bytes(output));
     if ((operand_is_activation && !operand_copy) || !activation_copy || (!operand_is_activation && !output_copy))
         return ResourceExhausted("gradtune: no memory for the NHWC copies of an NCHW call");
     Prepared q = p;

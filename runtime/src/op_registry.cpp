@@ -4,6 +4,7 @@
 #include <new>
 #include <stdexcept>
 
+#include "dilation_phases.h"
 #include "dispatch.h"
 #include "nhwc_detour.h"
 #include "op_entry.h"
@@ -182,15 +183,22 @@ Status DescribeCall(const OpCall &call, CallInfo *info) {
 Status ExplainDispatch(const OpCall &call, const RunOptions &options, DispatchInfo *info) {
     CallInfo call_info;
     GRADTUNE_RETURN_IF_ERROR(DescribeCall(call, &call_info));
-    internal::Selection selection;
+    // The detours, in the order the ops take them: NCHW to NHWC, then a
+    // dilated call to its undilated phases.
+    std::string detours;
     if (internal::detour_to_nhwc(call_info, options)) {
-        GRADTUNE_RETURN_IF_ERROR(internal::select_kernel(internal::nhwc_twin(call_info), options, &selection));
-        *info = {selection.name, to_string(selection.tier),
-                 "an NCHW call on the NHWC kernels (transposed; only the generic variant has NCHW): " + selection.why};
-        return Status::OK();
+        call_info = internal::nhwc_twin(call_info);
+        detours += "an NCHW call on the NHWC kernels (transposed; only the generic variant has NCHW): ";
     }
+    if (internal::detour_to_phases(call_info, options)) {
+        const internal::DilationPhases phases = internal::dilation_phases(call_info);
+        call_info = internal::phase_twin(call_info, phases);
+        detours += "a dilated call as " + std::to_string(phases.phases()) +
+                   " undilated phases (only the generic variant has its dilation): ";
+    }
+    internal::Selection selection;
     GRADTUNE_RETURN_IF_ERROR(internal::select_kernel(call_info, options, &selection));
-    *info = {selection.name, to_string(selection.tier), selection.why};
+    *info = {selection.name, to_string(selection.tier), detours + selection.why};
     return Status::OK();
 }
 

@@ -1,0 +1,27 @@
+// What the detours (nhwc_detour.h, dilation_phases.h) share: per-thread
+// scratch memory for the copies of a call's operands, and a parallel loop
+// on the call's threads for making them.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+#include "gradtune/run_options.h"
+
+namespace gradtune::internal {
+
+// The scratch buffers of a thread: the NCHW detour's and, inside it, the
+// dilation detour's.
+enum class ScratchBuffer { nhwc_operand, nhwc_activation, nhwc_output, phase_operand, phase_activation, phase_output };
+
+// One of a thread's scratch buffers, of at least `bytes`; nullptr when the
+// memory cannot be had. A buffer grows to the largest request and is reused,
+// so that a training loop's calls neither allocate nor fault pages in.
+void *scratch_buffer(ScratchBuffer which, size_t bytes);
+
+// task(0) ... task(count - 1), on the threads the call's kernels run on
+// (RunOptions::parallel, else gradtune's pool), through the same parallel
+// loop as the kernels'.
+void parallel_tasks(int count, const std::function<void(int)> &task, ParallelRunner *parallel);
+
+}  // namespace gradtune::internal
