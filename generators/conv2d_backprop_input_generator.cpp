@@ -67,7 +67,7 @@ public:
                                       data_format == DataFormat::NHWC ? "NHWC" : "NCHW",
                                       {GRADTUNE_CONV2D_BACKPROP_STRUCTURE(GRADTUNE_STRUCTURE_VALUE)}};
         const gradtune::Knobs checked =
-            gradtune::checked_knobs("Conv2DBackpropInput", structure, knobs.values(), get_target());
+            gradtune::checked_knobs("Conv2DBackpropInput", structure, knobs, get_target());
         gradtune::Conv2DBackpropInputPipeline p;
         Var c = p.c, x = p.x, y = p.y, n = p.n;
         const Type acc_type = gradtune::window::accumulator_type(T);

@@ -100,7 +100,7 @@ public:
         gradtune::Structure structure{halide_type_to_enum_string(T),
                                       data_format == DataFormat::NHWC ? "NHWC" : "NCHW",
                                       {GRADTUNE_CONV2D_STRUCTURE(GRADTUNE_STRUCTURE_VALUE)}};
-        gradtune::apply(gradtune::checked_knobs("Conv2D", structure, knobs.values(), get_target()), structure, p,
+        gradtune::apply(gradtune::checked_knobs("Conv2D", structure, knobs, get_target()), structure, p,
                         get_target());
     }
 

@@ -93,7 +93,7 @@ public:
                                       data_format == DataFormat::NHWC ? "NHWC" : "NCHW",
                                       {GRADTUNE_DEPTHWISE_STRUCTURE(GRADTUNE_STRUCTURE_VALUE)}};
         gradtune::apply(
-            gradtune::checked_knobs("DepthwiseConv2dNativeBackpropFilter", structure, knobs.values(), get_target()),
+            gradtune::checked_knobs("DepthwiseConv2dNativeBackpropFilter", structure, knobs, get_target()),
             structure, p, get_target());
     }
 

@@ -92,7 +92,7 @@ public:
                                       data_format == DataFormat::NHWC ? "NHWC" : "NCHW",
                                       {GRADTUNE_DEPTHWISE_STRUCTURE(GRADTUNE_STRUCTURE_VALUE)}};
         gradtune::apply(
-            gradtune::checked_knobs("DepthwiseConv2dNativeBackpropInput", structure, knobs.values(), get_target()),
+            gradtune::checked_knobs("DepthwiseConv2dNativeBackpropInput", structure, knobs, get_target()),
             structure, p, get_target());
     }
 

@@ -89,7 +89,7 @@ public:
         gradtune::Structure structure{halide_type_to_enum_string(T),
                                       data_format == DataFormat::NHWC ? "NHWC" : "NCHW",
                                       {GRADTUNE_DEPTHWISE_STRUCTURE(GRADTUNE_STRUCTURE_VALUE)}};
-        gradtune::apply(gradtune::checked_knobs("DepthwiseConv2dNative", structure, knobs.values(), get_target()),
+        gradtune::apply(gradtune::checked_knobs("DepthwiseConv2dNative", structure, knobs, get_target()),
                         structure, p, get_target());
     }
 

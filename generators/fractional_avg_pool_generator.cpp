@@ -81,7 +81,7 @@ public:
 
         gradtune::Structure structure{
             halide_type_to_enum_string(T), "NHWC", {GRADTUNE_POOLING_STRUCTURE(GRADTUNE_STRUCTURE_VALUE)}};
-        gradtune::apply(gradtune::checked_knobs("FractionalAvgPool", structure, knobs.values(), get_target()),
+        gradtune::apply(gradtune::checked_knobs("FractionalAvgPool", structure, knobs, get_target()),
                         structure, p, get_target());
     }
 

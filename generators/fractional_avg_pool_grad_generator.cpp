@@ -103,7 +103,7 @@ public:
         gradtune::Structure structure{
             halide_type_to_enum_string(T), "NHWC", {GRADTUNE_POOLING_STRUCTURE(GRADTUNE_STRUCTURE_VALUE)}};
         const gradtune::Knobs checked =
-            gradtune::checked_knobs("FractionalAvgPoolGrad", structure, knobs.values(), get_target());
+            gradtune::checked_knobs("FractionalAvgPoolGrad", structure, knobs, get_target());
         const bool cpu = gradtune::device_of(get_target()) == gradtune::Device::cpu;
         gradtune::FractionalAvgPoolGradPipeline p;
         Var d = p.d, w = p.w, h = p.h, n = p.n;

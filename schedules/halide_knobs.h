@@ -7,6 +7,7 @@
 #include "Halide.h"
 #include "knob_space.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -26,18 +27,27 @@ inline constexpr int kSpaceDefault = -1;
 
 // One GeneratorParam per knob of an op's CPU and CUDA tables (knob_space.h;
 // a SHARED knob of the CUDA table uses the CPU one's), and values(), their
-// values by name for read_knobs().
+// values by name for read_knobs(). Each CPU knob has a second GeneratorParam,
+// avx2_<knob>: the setting for x86 targets without AVX-512 (the AVX2 baseline
+// of the multi-target library), where a structure default was tuned for AVX2
+// too (docs/design.md section 5); avx2_values() gives them by the knobs' names.
 #define GRADTUNE_GENERATOR_PARAM(knob, ...) Halide::GeneratorParam<int> knob{#knob, kSpaceDefault};
 #define GRADTUNE_GENERATOR_VALUE(knob, ...) {#knob, knob},
+#define GRADTUNE_AVX2_GENERATOR_PARAM(knob, ...) Halide::GeneratorParam<int> avx2_##knob{"avx2_" #knob, kSpaceDefault};
+#define GRADTUNE_AVX2_GENERATOR_VALUE(knob, ...) {#knob, avx2_##knob},
 #define GRADTUNE_NOT_AGAIN(...)
-#define GRADTUNE_GENERATOR_KNOBS(Type, CPU_TABLE, CUDA_TABLE)                      \
-    struct Type {                                                                  \
-        CPU_TABLE(GRADTUNE_GENERATOR_PARAM, GRADTUNE_NOT_AGAIN)                    \
-        CUDA_TABLE(GRADTUNE_GENERATOR_PARAM, GRADTUNE_NOT_AGAIN)                   \
-        std::map<std::string, int> values() const {                                \
-            return {CPU_TABLE(GRADTUNE_GENERATOR_VALUE, GRADTUNE_NOT_AGAIN)        \
-                        CUDA_TABLE(GRADTUNE_GENERATOR_VALUE, GRADTUNE_NOT_AGAIN)}; \
-        }                                                                          \
+#define GRADTUNE_GENERATOR_KNOBS(Type, CPU_TABLE, CUDA_TABLE)                                  \
+    struct Type {                                                                              \
+        CPU_TABLE(GRADTUNE_GENERATOR_PARAM, GRADTUNE_NOT_AGAIN)                                \
+        CUDA_TABLE(GRADTUNE_GENERATOR_PARAM, GRADTUNE_NOT_AGAIN)                               \
+        CPU_TABLE(GRADTUNE_AVX2_GENERATOR_PARAM, GRADTUNE_NOT_AGAIN)                           \
+        std::map<std::string, int> values() const {                                            \
+            return {CPU_TABLE(GRADTUNE_GENERATOR_VALUE, GRADTUNE_NOT_AGAIN)                    \
+                        CUDA_TABLE(GRADTUNE_GENERATOR_VALUE, GRADTUNE_NOT_AGAIN)};             \
+        }                                                                                      \
+        std::map<std::string, int> avx2_values() const {                                       \
+            return {CPU_TABLE(GRADTUNE_AVX2_GENERATOR_VALUE, GRADTUNE_NOT_AGAIN)};             \
+        }                                                                                      \
     }
 
 // The knob values of `space`, read from a generator's knob GeneratorParams
@@ -73,21 +83,38 @@ inline RegisterFile register_file(const Halide::Target &target) {
     return kAvx512Registers;
 }
 
+// An x86 target without AVX-512: where the avx2_<knob> GeneratorParams apply.
+inline bool avx2_class(const Halide::Target &target) {
+    return target.arch == Halide::Target::X86 && !target.has_feature(Halide::Target::AVX512) &&
+           !target.has_gpu_feature();
+}
+
 // The hand-off every generator makes to its schedule: the structure checked
 // against the op's schema, then the knobs of the target's device read from
-// the GeneratorParams (`params`) and checked against the space, and for a CPU
-// target with a smaller register file than AVX-512's, fitted to it (a
-// variant compiled for several targets -- AVX-512 and the AVX2 baseline --
-// keeps its setting on AVX-512 and gets a tile that fits on AVX2).
-inline Knobs checked_knobs(std::string_view op_name, const Structure &structure,
-                           const std::map<std::string, int> &params, const Halide::Target &target) {
+// the generator's knob GeneratorParams (`params`: a GRADTUNE_GENERATOR_KNOBS
+// struct) and checked against the space -- on an x86 target without AVX-512
+// the avx2_<knob> ones where any is set -- and for a CPU target with a
+// smaller register file than AVX-512's, fitted to it (a variant compiled for
+// several targets -- AVX-512 and the AVX2 baseline -- keeps its setting on
+// AVX-512 and gets a tile that fits on AVX2).
+template <typename GeneratorKnobs>
+Knobs checked_knobs(std::string_view op_name, const Structure &structure, const GeneratorKnobs &params,
+                    const Halide::Target &target) {
     const OpSchema *op = find_op(op_name);
     _halide_user_assert(op) << "no op named " << op_name;
     const std::string why = op->check_structure(structure);
     _halide_user_assert(why.empty()) << why;
-    const KnobSpace space = op->space(device_of(target), structure);
-    const Knobs knobs = read_knobs(space, params);
-    if (device_of(target) != Device::cpu) return knobs;
+    const Device device = device_of(target);
+    const KnobSpace space = op->space(device, structure);
+    std::map<std::string, int> values = params.values();
+    if (avx2_class(target)) {
+        const std::map<std::string, int> avx2 = params.avx2_values();
+        const bool tuned_for_avx2 =
+            std::any_of(avx2.begin(), avx2.end(), [](const auto &knob) { return knob.second != kSpaceDefault; });
+        if (tuned_for_avx2) values = avx2;
+    }
+    const Knobs knobs = read_knobs(space, values);
+    if (device != Device::cpu) return knobs;
     return fit_register_file(space, knobs, accumulator_bytes(structure.dtype), register_file(target));
 }
 

@@ -155,6 +155,21 @@ TEST_CASE("structure defaults round-trip and are validated like records", "[reco
     CHECK(back[0].knobs == d.knobs);
     CHECK(back[0].structure == d.structure);
     CHECK(staleness(back[0], "21.0.0").empty());
+    CHECK(back[0].avx2.knobs.empty());
+    // An AVX2 setting (distilled from trials on the AVX2 target) travels
+    // with the default and is validated like its knobs.
+    Knobs avx2 = find_op(r.op)->space(Device::cpu, r.structure).defaults();
+    d.avx2 = {avx2, "test on avx2", 1.2, "x86-64-linux-avx2"};
+    write_structure_defaults(dir, r.op, {d});
+    back = read_structure_defaults(dir);
+    REQUIRE(back.size() == 1);
+    CHECK(back[0].knobs == d.knobs);
+    CHECK(back[0].avx2.knobs == avx2);
+    CHECK(back[0].avx2.measured_on == "x86-64-linux-avx2");
+    d.avx2.knobs["warp_speed"] = 9;
+    write_structure_defaults(dir, r.op, {d});
+    CHECK_THROWS_WITH(read_structure_defaults(dir), Catch::Contains("(avx2)") && Catch::Contains("'warp_speed'"));
+    d.avx2 = {};
     d.knobs["warp_speed"] = 9;
     write_structure_defaults(dir, r.op, {d});
     CHECK_THROWS_WITH(read_structure_defaults(dir), Catch::Contains("unknown knob 'warp_speed'"));

@@ -1,7 +1,9 @@
 #include "build_info.h"
 
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <sstream>
 
 #include "records.h"
 
@@ -17,6 +19,14 @@ const BuildInfo &build_info() {
         b.cpu_target = GRADTUNE_CPU_TARGET;
         b.cuda_target = GRADTUNE_CUDA_TARGET;
         b.cpu_targets = GRADTUNE_CPU_TARGET_LIST;
+        // Held to AVX2 (GRADTUNE_MAX_CPU_ISA=avx2, as the runtime is), the
+        // tuner compiles and measures for the library's AVX2 baseline target,
+        // and its trials and records are that target's class.
+        if (const char *isa = std::getenv("GRADTUNE_MAX_CPU_ISA"); isa && std::string(isa) == "avx2") {
+            std::stringstream targets(b.cpu_targets);
+            for (std::string t; std::getline(targets, t, ',');)
+                if (t.find("avx512") == std::string::npos && t.find("avx2") != std::string::npos) b.cpu_target = t;
+        }
         b.halide_version = GRADTUNE_HALIDE_VERSION;
         b.source_dir = GRADTUNE_SOURCE_DIR;
         b.records_dir = GRADTUNE_RECORDS_DIR;

@@ -120,16 +120,38 @@ void distill_defaults(const std::vector<const Trial *> &trials, const DistillOpt
                       " (seeded with every class's records, the previous default and the space's defaults)";
         chosen[t.op].push_back(d);
     }
+    // A log of the AVX2 target (tuned under GRADTUNE_MAX_CPU_ISA=avx2) sets
+    // the defaults' AVX2 settings and leaves their own knobs as they are.
+    const bool avx2 = klass.find("avx512") == std::string::npos && klass.find("avx2") != std::string::npos;
     for (auto &[op, defaults] : chosen) {
-        // Keep the defaults of structures this log did not measure.
-        std::vector<StructureDefault> merged = defaults;
+        // Keep the defaults of structures this log did not measure, and the
+        // settings of the other kind of target.
+        std::vector<StructureDefault> merged;
         try {
-            for (const StructureDefault &old : read_structure_defaults(options.defaults_dir)) {
+            std::vector<StructureDefault> old_defaults = read_structure_defaults(options.defaults_dir);
+            for (StructureDefault &old : old_defaults) {
                 if (old.op != op) continue;
-                bool replaced = false;
+                const StructureDefault *now = nullptr;
                 for (const StructureDefault &d : defaults)
-                    replaced = replaced || (d.device == old.device && d.structure == old.structure);
-                if (!replaced) merged.push_back(old);
+                    if (d.device == old.device && d.structure == old.structure) now = &d;
+                if (now && avx2) {
+                    old.avx2 = {now->knobs, now->chosen_by, now->worst_ratio, now->measured_on};
+                } else if (now) {
+                    const StructureDefault::Avx2 kept = old.avx2;
+                    old = *now;
+                    old.avx2 = kept;
+                }
+                merged.push_back(old);
+            }
+            for (const StructureDefault &d : defaults) {
+                bool present = false;
+                for (const StructureDefault &m : merged) present = present || (m.device == d.device && m.structure == d.structure);
+                if (present) continue;
+                if (avx2)
+                    std::cerr << "gradtune distill: no structure default of " << op << " " << d.structure.key()
+                              << " to give the AVX2 setting to; tune it without GRADTUNE_MAX_CPU_ISA first\n";
+                else
+                    merged.push_back(d);
             }
         } catch (const std::exception &e) {
             std::cerr << "gradtune distill: not touching the structure defaults: " << e.what() << "\n";

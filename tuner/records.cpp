@@ -245,15 +245,21 @@ std::string staleness(const std::string &op_name, int knob_space_version, const 
 namespace {
 
 json to_json(const StructureDefault &d) {
-    return {{"op", d.op},
-            {"device", to_string(d.device)},
-            {"structure", to_json(d.structure)},
-            {"knobs", d.knobs},
-            {"knob_space_version", d.knob_space_version},
-            {"halide_version", d.halide_version},
-            {"chosen_by", d.chosen_by},
-            {"worst_ratio", d.worst_ratio},
-            {"measured_on", d.measured_on}};
+    json j = {{"op", d.op},
+              {"device", to_string(d.device)},
+              {"structure", to_json(d.structure)},
+              {"knobs", d.knobs},
+              {"knob_space_version", d.knob_space_version},
+              {"halide_version", d.halide_version},
+              {"chosen_by", d.chosen_by},
+              {"worst_ratio", d.worst_ratio},
+              {"measured_on", d.measured_on}};
+    if (!d.avx2.knobs.empty())
+        j["avx2"] = {{"knobs", d.avx2.knobs},
+                     {"chosen_by", d.avx2.chosen_by},
+                     {"worst_ratio", d.avx2.worst_ratio},
+                     {"measured_on", d.avx2.measured_on}};
+    return j;
 }
 
 }  // namespace
@@ -292,6 +298,17 @@ std::vector<StructureDefault> read_structure_defaults(const std::string &dir) {
                 d.worst_ratio = e.value("worst_ratio", 0.0);
                 d.measured_on = e.value("measured_on", "");
                 if (d.op != path.stem().string()) fail(where, "op '" + d.op + "' in the file of " + path.stem().string());
+                if (e.contains("avx2")) {
+                    const json &a = e.at("avx2");
+                    if (d.device != Device::cpu) fail(where, "an AVX2 setting for a CUDA default");
+                    d.avx2.knobs = tooling::json_integer_map<int>(a.at("knobs"), "avx2 knobs");
+                    d.avx2.chosen_by = a.value("chosen_by", "");
+                    d.avx2.worst_ratio = a.value("worst_ratio", 0.0);
+                    d.avx2.measured_on = a.value("measured_on", "");
+                    int version = d.knob_space_version;
+                    upgrade(d.op, d.device, d.structure, &version, &d.avx2.knobs);
+                    check_variant(where + " (avx2)", d.op, d.device, d.structure, d.avx2.knobs, version);
+                }
                 upgrade(d.op, d.device, d.structure, &d.knob_space_version, &d.knobs);
                 check_variant(where, d.op, d.device, d.structure, d.knobs, d.knob_space_version);
                 result.push_back(std::move(d));

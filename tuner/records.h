@@ -83,6 +83,16 @@ struct StructureDefault {
     std::string chosen_by;
     double worst_ratio = 0;  // its time / the best time, at its worst shape (>= 1)
     std::string measured_on;  // target class
+    // The setting for x86 CPUs without AVX-512 (the multi-target library's
+    // AVX2 baseline), chosen the same way from trials on such a target
+    // (`gradtune tune` under GRADTUNE_MAX_CPU_ISA=avx2); empty: the knobs
+    // above, fitted to AVX2's registers.
+    struct Avx2 {
+        Knobs knobs;
+        std::string chosen_by;
+        double worst_ratio = 0;
+        std::string measured_on;
+    } avx2;
 };
 
 // Reads every <op>.json of `dir` (none when `dir` is empty or missing);

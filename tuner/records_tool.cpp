@@ -41,6 +41,7 @@ struct Variant {
     Device device;
     Structure structure;
     Knobs knobs;
+    Knobs avx2_knobs;  // the structure default's setting for the AVX2 target (empty: `knobs`, fitted)
     bool structure_default = false;  // serves its structure where no record of any class does
     std::vector<Record> tuned_for;   // empty for generic variants
     std::vector<std::string> tuned_class;  // the class each of tuned_for came from
@@ -75,12 +76,14 @@ std::vector<std::string> target_features(const std::string &target) {
     return features;
 }
 
-std::string variant_name(const std::string &op, Device device, const Structure &s, const Knobs &knobs) {
+std::string variant_name(const std::string &op, Device device, const Structure &s, const Knobs &knobs,
+                         const Knobs &avx2_knobs = {}) {
     std::string base = op + "_" + to_string(device) + "_" + s.dtype + "_" + s.data_format;
     if (s.is_generic()) return base + "_generic";
+    std::string key = s.key() + "|" + knobs_text(knobs);
+    if (!avx2_knobs.empty()) key += "|avx2 " + knobs_text(avx2_knobs);
     std::ostringstream hash;
-    hash << std::hex << std::setw(8) << std::setfill('0')
-         << (fnv1a(s.key() + "|" + knobs_text(knobs)) & 0xffffffffu);
+    hash << std::hex << std::setw(8) << std::setfill('0') << (fnv1a(key) & 0xffffffffu);
     return base + "_t" + hash.str();
 }
 
@@ -139,12 +142,13 @@ struct VariantSet {
     std::vector<Variant> variants;
     std::map<std::string, size_t> by_name;
 
-    Variant &add(const std::string &op, Device device, const Structure &s, const Knobs &knobs) {
-        std::string name = variant_name(op, device, s, knobs);
+    Variant &add(const std::string &op, Device device, const Structure &s, const Knobs &knobs,
+                 const Knobs &avx2_knobs = {}) {
+        std::string name = variant_name(op, device, s, knobs, avx2_knobs);
         auto it = by_name.find(name);
         if (it != by_name.end()) return variants[it->second];
         by_name[name] = variants.size();
-        variants.push_back({name, op, device, s, knobs, false, {}, {}});
+        variants.push_back({name, op, device, s, knobs, avx2_knobs, false, {}, {}});
         return variants.back();
     }
 };
@@ -176,7 +180,7 @@ int add_structure_defaults(const Options &o, VariantSet *set) {
                       << "]: " << why << "\n";
             continue;
         }
-        set->add(d.op, d.device, d.structure, d.knobs).structure_default = true;
+        set->add(d.op, d.device, d.structure, d.knobs, d.avx2.knobs).structure_default = true;
         defaults++;
     }
     return defaults;
@@ -253,6 +257,10 @@ std::string cmake_text(const Options &o, const std::string &klass, const std::ve
         for (const auto &[name, value] : v.structure.fixed) cmake << " " << name << "=" << value;
         cmake << "\n          ";
         for (const auto &[name, value] : v.knobs) cmake << " " << name << "=" << value;
+        if (!v.avx2_knobs.empty()) {
+            cmake << "\n          ";
+            for (const auto &[name, value] : v.avx2_knobs) cmake << " avx2_" << name << "=" << value;
+        }
         cmake << ")\n";
     }
     return cmake.str();
@@ -284,7 +292,8 @@ std::string table_text(const Options &o, const std::string &klass, const std::ve
               << ", " << c_string(v.structure.dtype) << ", " << c_string(v.structure.data_format) << ",\n         {"
               << pairs_text(v.structure.fixed) << "},\n         " << c_string(knobs_text(v.knobs)) << ", "
               << (v.structure_default ? "true" : "false") << ", reinterpret_cast<KernelFunction>(&" << v.name
-              << "), " << (tuned_targets_only(o, v) ? "true" : "false") << "},\n";
+              << "), " << (tuned_targets_only(o, v) ? "true" : "false") << ", "
+              << c_string(v.avx2_knobs.empty() ? "" : knobs_text(v.avx2_knobs)) << "},\n";
     }
     table << "    };\n    return table;\n}\n\n"
           << "const std::vector<std::vector<int>> &tuned_cpu_target_features() {\n"

@@ -68,4 +68,18 @@ bool tuned_cpu_variants_usable() {
     return usable;
 }
 
+bool cpu_runs_avx2_baseline() {
+    static const bool baseline = [] {
+        limit_cpu_features();
+        constexpr int words = (halide_target_feature_end + 63) / 64;
+        uint64_t bits[words] = {};
+        for (int f : {halide_target_feature_sse41, halide_target_feature_avx, halide_target_feature_avx2,
+                      halide_target_feature_fma, halide_target_feature_f16c, halide_target_feature_avx512,
+                      halide_target_feature_avx512_skylake})
+            bits[f / 64] |= uint64_t{1} << (f % 64);
+        return !halide_can_use_target_features(words, bits);
+    }();
+    return baseline;
+}
+
 }  // namespace gradtune::internal

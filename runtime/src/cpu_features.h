@@ -21,4 +21,8 @@ int cpu_targets_refused();
 // way Halide's multi-target wrapper asks, once per process.
 bool tuned_cpu_variants_usable();
 
+// Whether this CPU (under GRADTUNE_MAX_CPU_ISA) runs the multi-target
+// kernels' AVX2 baseline: it can use no AVX-512 target.
+bool cpu_runs_avx2_baseline();
+
 }  // namespace gradtune::internal

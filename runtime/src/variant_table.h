@@ -33,6 +33,9 @@ struct Kernel {
     // record, where the build gives those fewer targets than the rest): a CPU
     // that can use none of them must not call it.
     bool tuned_targets_only = false;
+    // A structure default's setting on the AVX2 target ("name=value ...";
+    // "": `knobs`, fitted to AVX2's registers).
+    const char *avx2_knobs = "";
 
     // How many structural parameters it fixes; none: the generic variant.
     int fixed_count() const {

@@ -17,7 +17,7 @@ std::vector<VariantInfo> Variants(std::string_view op) {
         v.dtype = k.dtype;
         v.data_format = k.data_format;
         for (const auto &[name, value] : k.structure) v.structure[name] = value;
-        v.knobs = k.knobs;
+        v.knobs = *k.avx2_knobs && internal::cpu_runs_avx2_baseline() ? k.avx2_knobs : k.knobs;
         v.generic = k.generic();
         v.structure_default = k.structure_default;
         v.runs_here = !k.tuned_targets_only || internal::tuned_cpu_variants_usable();
