@@ -564,6 +564,28 @@ TEST_CASE("a pointwise dense gradient is described in its pointwise view", "[dis
     CHECK(info.padding == "EXPLICIT");
 }
 
+namespace {
+
+// A sin-filled float32 tensor of `shape`, seeded by `phase`.
+Tensor wave(const std::vector<int64_t> &shape, float phase) {
+    std::vector<float> values(static_cast<size_t>(NumElements(shape)));
+    for (size_t i = 0; i < values.size(); i++) values[i] = std::sin(0.37f * static_cast<float>(i) + phase);
+    return Tensor::FromVector(DataType::kFloat, shape, values);
+}
+
+// ||a - b|| / ||b||, Euclidean norms.
+double relative_difference(const Tensor &a, const Tensor &b) {
+    double diff = 0, norm = 0;
+    for (int64_t i = 0; i < b.num_elements(); i++) {
+        const double d = a.load(i) - b.load(i);
+        diff += d * d;
+        norm += b.load(i) * b.load(i);
+    }
+    return std::sqrt(diff) / std::sqrt(norm);
+}
+
+}  // namespace
+
 TEST_CASE("an NCHW call only the generic variant has in NCHW runs on the NHWC kernels, transposed", "[dispatch]") {
     // A depthwise 3x3 gradient in NCHW: nothing is tuned in NCHW, the NHWC
     // twin has a structure default. Dispatched, the call is served through
@@ -601,37 +623,10 @@ TEST_CASE("an NCHW call only the generic variant has in NCHW runs on the NHWC ke
         CHECK_FALSE(detour_to_nhwc(info, forced));
         REQUIRE(RunOp(call, &generic, forced).ok());
         REQUIRE(detoured[0].shape() == generic[0].shape());
-        double diff = 0, norm = 0;
-        for (int64_t i = 0; i < generic[0].num_elements(); i++) {
-            const double d = detoured[0].load(i) - generic[0].load(i);
-            diff += d * d;
-            norm += generic[0].load(i) * generic[0].load(i);
-        }
-        CHECK(std::sqrt(diff) <= 1e-5 * std::sqrt(norm));
+        CHECK(relative_difference(detoured[0], generic[0]) <= 1e-5);
     }
 }
 
-
-namespace {
-
-// sin-filled float32 tensor of `shape`, seeded by `phase`.
-Tensor wave(const std::vector<int64_t> &shape, float phase) {
-    std::vector<float> values(static_cast<size_t>(NumElements(shape)));
-    for (size_t i = 0; i < values.size(); i++) values[i] = std::sin(0.37f * static_cast<float>(i) + phase);
-    return Tensor::FromVector(DataType::kFloat, shape, values);
-}
-
-double relative_difference(const Tensor &a, const Tensor &b) {
-    double diff = 0, norm = 0;
-    for (int64_t i = 0; i < b.num_elements(); i++) {
-        const double d = a.load(i) - b.load(i);
-        diff += d * d;
-        norm += b.load(i) * b.load(i);
-    }
-    return std::sqrt(diff) / std::sqrt(norm);
-}
-
-}  // namespace
 
 TEST_CASE("a dilated dense gradient only the generic variant has runs as its undilated phases", "[dispatch]") {
     // 3x3 filters at stride 1 with dilations the structure defaults lack: the

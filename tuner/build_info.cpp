@@ -25,7 +25,7 @@ const BuildInfo &build_info() {
         if (const char *isa = std::getenv("GRADTUNE_MAX_CPU_ISA"); isa && std::string(isa) == "avx2") {
             std::stringstream targets(b.cpu_targets);
             for (std::string t; std::getline(targets, t, ',');)
-                if (t.find("avx512") == std::string::npos && t.find("avx2") != std::string::npos) b.cpu_target = t;
+                if (class_isa(gradtune::target_class(t)) == "avx2") b.cpu_target = t;
         }
         b.halide_version = GRADTUNE_HALIDE_VERSION;
         b.source_dir = GRADTUNE_SOURCE_DIR;

@@ -122,7 +122,7 @@ void distill_defaults(const std::vector<const Trial *> &trials, const DistillOpt
     }
     // A log of the AVX2 target (tuned under GRADTUNE_MAX_CPU_ISA=avx2) sets
     // the defaults' AVX2 settings and leaves their own knobs as they are.
-    const bool avx2 = klass.find("avx512") == std::string::npos && klass.find("avx2") != std::string::npos;
+    const bool avx2 = class_isa(klass) == "avx2";
     for (auto &[op, defaults] : chosen) {
         // Keep the defaults of structures this log did not measure, and the
         // settings of the other kind of target.

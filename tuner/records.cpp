@@ -344,17 +344,16 @@ std::string class_vendor(const std::string &klass) {
     return "";
 }
 
-// "avx512", "avx2", ... : the ISA level, without the microarchitecture.
+std::string class_arch(const std::string &klass) { return klass.substr(0, klass.find('-')); }
+
+}  // namespace
+
 std::string class_isa(const std::string &klass) {
     const auto dash = klass.rfind('-');
     std::string level = dash == std::string::npos ? klass : klass.substr(dash + 1);
     if (level.rfind("avx512", 0) == 0 || level.rfind("avx10", 0) == 0) return "avx512";
     return level;
 }
-
-std::string class_arch(const std::string &klass) { return klass.substr(0, klass.find('-')); }
-
-}  // namespace
 
 std::vector<std::string> record_classes(const std::string &records_dir, const std::string &klass) {
     std::vector<std::string> classes;

@@ -117,6 +117,10 @@ std::string staleness(const T &r, const std::string &halide_version) {
 // architecture, 4 anything else.
 int class_distance(const std::string &from, const std::string &to);
 
+// A class's ISA level, without the microarchitecture: "avx512" (every AVX-512
+// or AVX10 class), "avx2", ...
+std::string class_isa(const std::string &klass);
+
 // The class folders of `records_dir` (none where it does not exist), nearest
 // to `klass` first (class_distance, then name): the order in which the build
 // takes records and the tuner seeds from them.

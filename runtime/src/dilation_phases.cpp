@@ -7,6 +7,7 @@
 
 #include "dispatch.h"
 #include "scratch.h"
+#include "tf_checks.h"
 
 namespace gradtune::internal {
 
@@ -25,21 +26,20 @@ struct Dimension {
     int64_t size, filter, dilation, pad, out;
 };
 
-Dimension dimension(const CallInfo &info, int index) {
+// TF's window geometry (tf::GetWindowedOutputSizeVerbose) of dimension
+// `index` (0: rows, 1: columns); false where it does not hold.
+bool dimension(const CallInfo &info, int index, Dimension *d) {
     const char *names[2][3] = {{"H", "filter_height", "dilation_height"}, {"W", "filter_width", "dilation_width"}};
-    Dimension d{info.shape.at(names[index][0]), info.structure.at(names[index][1]), info.structure.at(names[index][2]),
-                0, 0};
-    const int64_t effective = (d.filter - 1) * d.dilation + 1;
-    if (info.padding == "SAME") {
-        d.out = d.size;
-        d.pad = std::max<int64_t>(0, d.out - 1 + effective - d.size) / 2;
-    } else if (info.padding == "EXPLICIT") {
-        d.pad = info.explicit_paddings.at(2 * index);
-        d.out = d.size + d.pad + info.explicit_paddings.at(2 * index + 1) - effective + 1;
-    } else {
-        d.out = d.size - effective + 1;
+    *d = {info.shape.at(names[index][0]), info.structure.at(names[index][1]), info.structure.at(names[index][2]), 0, 0};
+    tf::Padding padding;
+    if (!tf::ParsePadding(info.padding, &padding).ok()) return false;
+    int64_t pad_after = 0;
+    if (padding == tf::Padding::kExplicit) {
+        d->pad = info.explicit_paddings.at(2 * index);
+        pad_after = info.explicit_paddings.at(2 * index + 1);
     }
-    return d;
+    return tf::GetWindowedOutputSizeVerbose(d->size, d->filter, d->dilation, 1, padding, &d->out, &d->pad, &pad_after)
+        .ok();
 }
 
 // Input gradient: phase r of the input gradient reads out_backprop's phase
@@ -97,13 +97,15 @@ DilationPhases dilation_phases(const CallInfo &info) {
     DilationPhases ph;
     const bool input_gradient = info.op == "Conv2DBackpropInput";
     if (!input_gradient && info.op != "Conv2DBackpropFilter") return ph;
+    // Every dense gradient call asks: an undilated one is answered before any work.
+    if (info.structure.at("dilation_height") == 1 && info.structure.at("dilation_width") == 1) return ph;
     if (info.data_format != "NHWC" || info.structure.at("stride_height") != 1 || info.structure.at("stride_width") != 1)
         return ph;
     bool usable = true;
     for (int dim = 0; dim < 2; dim++) {
-        const Dimension d = dimension(info, dim);
+        Dimension d;
+        if (!dimension(info, dim, &d) || d.out < 1 || d.size < 1) return ph;
         ph.dilation[dim] = d.dilation;
-        if (d.out < 1 || d.size < 1) return ph;
         usable = usable && (input_gradient ? input_gradient_phases(d, dim, &ph) : filter_gradient_phases(d, dim, &ph));
     }
     // Phases of fewer than 8 x 8 positions stay on the generic variant: a

@@ -21,8 +21,8 @@ bool detour_to_nhwc(const CallInfo &info, const RunOptions &options) {
         return false;
     Selection own, twin;
     if (!select_kernel(info, options, &own).ok() || own.tier != Tier::generic) return false;
-    return select_kernel(nhwc_twin(info), options, &twin).ok() &&
-           (twin.tier != Tier::generic || detour_to_phases(nhwc_twin(info), options));
+    const CallInfo nhwc = nhwc_twin(info);
+    return select_kernel(nhwc, options, &twin).ok() && (twin.tier != Tier::generic || detour_to_phases(nhwc, options));
 }
 
 namespace {
