@@ -19,6 +19,7 @@
 
 #include "cpu_features.h"
 #include "dilation_phases.h"
+#include "group_blocks.h"
 #include "dispatch.h"
 #include "halide_call.h"
 #include "journal.h"
@@ -704,5 +705,93 @@ TEST_CASE("a dilated dense gradient only the generic variant has runs as its und
         REQUIRE(DescribeCall(call, &info).ok());
         CHECK_FALSE(dilation_phases(info).usable);
         CHECK_FALSE(detour_to_phases(info, {}));
+    }
+}
+TEST_CASE("a grouped dense gradient only the generic variant has runs as ungrouped calls of its group blocks",
+          "[dispatch]") {
+    // Groups of 16 or more channels run one by one, smaller ones in blocks
+    // that fill 16 lanes (block-diagonal filters); strides, paddings, a
+    // pointwise view, NCHW (both detours) and 16-bit dtypes; each equals the
+    // generic variant's result. Groups of one channel, and forced variants,
+    // stay on the generic variant.
+    struct Case {
+        int64_t groups, c, o, filter, stride;
+        std::string padding;
+        std::string format;
+        DataType dtype;
+        int64_t per_block;
+    };
+    const int64_t n = 2, h = 13, w = 11;
+    for (const Case &k : {Case{2, 32, 48, 3, 1, "SAME", "NHWC", DataType::kFloat, 1},
+                          Case{4, 32, 32, 3, 1, "SAME", "NHWC", DataType::kFloat, 2},
+                          Case{8, 32, 64, 3, 2, "SAME", "NHWC", DataType::kFloat, 4},
+                          Case{8, 64, 32, 5, 1, "VALID", "NHWC", DataType::kFloat, 4},
+                          Case{4, 32, 32, 3, 2, "EXPLICIT", "NHWC", DataType::kFloat, 2},
+                          Case{4, 32, 64, 1, 1, "VALID", "NHWC", DataType::kFloat, 2},
+                          Case{4, 32, 32, 3, 1, "SAME", "NCHW", DataType::kFloat, 2},
+                          Case{2, 32, 32, 3, 1, "SAME", "NHWC", DataType::kBFloat16, 1},
+                          Case{4, 32, 32, 3, 1, "SAME", "NHWC", DataType::kDouble, 2}}) {
+        const bool nchw = k.format == "NCHW";
+        auto activation = [&](int64_t rows, int64_t cols, int64_t channels) {
+            return nchw ? std::vector<int64_t>{n, channels, rows, cols} : std::vector<int64_t>{n, rows, cols, channels};
+        };
+        const std::vector<int64_t> pads = {1, 2, 0, 1};  // EXPLICIT: top, bottom, left, right
+        auto out_size = [&](int64_t size, int64_t before, int64_t after) {
+            if (k.padding == "SAME") return (size + k.stride - 1) / k.stride;
+            if (k.padding == "VALID") return (size - k.filter) / k.stride + 1;
+            return (size + before + after - k.filter) / k.stride + 1;
+        };
+        std::map<std::string, AttrValue> attrs = {
+            {"strides", nchw ? std::vector<int64_t>{1, 1, k.stride, k.stride} : std::vector<int64_t>{1, k.stride, k.stride, 1}},
+            {"padding", k.padding},
+            {"data_format", k.format}};
+        if (k.padding == "EXPLICIT") attrs["explicit_paddings"] = std::vector<int64_t>{0, 0, 1, 2, 0, 1, 0, 0};
+        const std::vector<int64_t> x_shape = activation(h, w, k.c), f_shape = {k.filter, k.filter, k.c / k.groups, k.o};
+        auto of_dtype = [&](const Tensor &t) {
+            Tensor cast(k.dtype, t.shape());
+            for (int64_t i = 0; i < t.num_elements(); i++) cast.store(i, t.load(i));
+            return cast;
+        };
+        const Tensor x = of_dtype(wave(x_shape, 0.1f)), f = of_dtype(wave(f_shape, 0.7f));
+        const Tensor dy = of_dtype(wave(activation(out_size(h, pads[0], pads[1]), out_size(w, pads[2], pads[3]), k.o), 1.9f));
+        const Tensor x_sizes = Tensor::FromVector(DataType::kInt32, {4}, x_shape);
+        const Tensor f_sizes = Tensor::FromVector(DataType::kInt32, {4}, f_shape);
+        for (const OpCall &call :
+             {OpCall{"Conv2DBackpropInput", {{"input_sizes", x_sizes}, {"filter", f}, {"out_backprop", dy}}, attrs},
+              OpCall{"Conv2DBackpropFilter", {{"input", x}, {"filter_sizes", f_sizes}, {"out_backprop", dy}}, attrs}}) {
+            INFO(call.op << " G=" << k.groups << " C=" << k.c << " O=" << k.o << " " << k.filter << "x" << k.filter
+                         << " stride " << k.stride << " " << k.padding << " " << k.format << " "
+                         << DataTypeName(k.dtype));
+            CallInfo info;
+            const Status described = DescribeCall(call, &info);
+            INFO(described.ToString());
+            REQUIRE(described.ok());
+            REQUIRE((nchw ? detour_to_nhwc(info, {}) : detour_to_group_blocks(info, {})));
+            if (!nchw) CHECK(group_blocks(info).per_block == k.per_block);
+            DispatchInfo explained;
+            REQUIRE(ExplainDispatch(call, {}, &explained).ok());
+            CHECK(explained.why.find("ungrouped calls of " + std::to_string(k.per_block) + " group") !=
+                  std::string::npos);
+            std::vector<Tensor> blocked, generic;
+            REQUIRE(RunOp(call, &blocked).ok());
+            RunOptions forced;
+            forced.variant = call.op + "_cpu_" + DataTypeName(k.dtype) + "_" + k.format + "_generic";
+            CHECK_FALSE(detour_to_group_blocks(info, forced));
+            REQUIRE(RunOp(call, &generic, forced).ok());
+            REQUIRE(blocked[0].shape() == generic[0].shape());
+            CHECK(relative_difference(blocked[0], generic[0]) <= (k.dtype == DataType::kBFloat16 ? 1e-2 : 1e-5));
+        }
+    }
+    SECTION("groups of one channel stay on the generic variant") {
+        CallInfo info;
+        const Tensor sizes = Tensor::FromVector(DataType::kInt32, {4}, std::vector<int32_t>{1, 8, 8, 32});
+        const Tensor f = wave({3, 3, 1, 32}, 0.7f), dy = wave({1, 8, 8, 32}, 1.9f);
+        const OpCall call{"Conv2DBackpropInput",
+                          {{"input_sizes", sizes}, {"filter", f}, {"out_backprop", dy}},
+                          {{"strides", std::vector<int64_t>{1, 1, 1, 1}}, {"padding", std::string("SAME")}}};
+        REQUIRE(DescribeCall(call, &info).ok());
+        CHECK(group_blocks(info).per_block == 16);
+        CHECK_FALSE(group_blocks(info).usable);
+        CHECK_FALSE(detour_to_group_blocks(info, {}));
     }
 }

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "conv_backprop_shape.h"
@@ -15,6 +16,7 @@
 #include "gradtune/op_call.h"
 #include "gradtune/status.h"
 #include "gradtune/tensor.h"
+#include "group_blocks.h"
 #include "halide_call.h"
 #include "nhwc_detour.h"
 #include "scratch.h"
@@ -34,6 +36,10 @@ struct Conv2DBackpropPrepared {
     // `pointwise_images` images of pointwise_rows x pointwise_cols positions
     // (0: as the call's tensors are shaped).
     int64_t pointwise_images = 0, pointwise_rows = 0, pointwise_cols = 0;
+    // Channel slices of wider NHWC tensors (group_blocks.h): the channels in
+    // memory of out_backprop and of the other activation (the input or the
+    // input gradient), of which the call sees its own (0: dense tensors).
+    int64_t out_backprop_pitch = 0, activation_pitch = 0;
 };
 
 // A 1x1 filter at stride 1 without padding makes a call pointwise: each
@@ -111,10 +117,55 @@ Status RunOnPhases(const Conv2DBackpropPrepared &p, bool output_is_input, const 
     return Status::OK();
 }
 
+// A grouped call as ungrouped calls of its group blocks (group_blocks.h):
+// `execute(q, tensor, out_backprop, output)` runs the ungrouped call `q` of
+// one block, its activations channel slices of the call's (q's pitches), its
+// filter (or filter gradient) the block-diagonal one in scratch memory.
+template <typename Execute>
+Status RunOnGroupBlocks(const Conv2DBackpropPrepared &p, bool output_is_input, const ConstTensorRef &tensor,
+                        const ConstTensorRef &out_backprop, const TensorRef &output, Execute execute) {
+    const GroupBlocks gb = group_blocks(p.info);
+    Conv2DBackpropPrepared q = p;
+    q.info = block_twin(p.info, gb);
+    q.groups = 1;
+    q.out_backprop_pitch = out_backprop.shape[3];
+    q.activation_pitch = (output_is_input ? output.shape : tensor.shape)[3];
+    const std::vector<int64_t> &f = output_is_input ? tensor.shape : output.shape;
+    const std::vector<int64_t> filter_shape = {f[0], f[1], gb.block_in(), gb.block_out()};
+    const size_t element = DataTypeSize(out_backprop.dtype);
+    void *filter = scratch_buffer(ScratchBuffer::group_filter, static_cast<size_t>(NumElements(filter_shape)) * element);
+    if (!filter) return ResourceExhausted("gradtune: no memory for the filter of a group block");
+    // Block b's channels of an NHWC activation of which a block holds `channels`.
+    auto slice = [&](auto activation, int64_t channels, int64_t b) {
+        const int64_t offset = b * channels * static_cast<int64_t>(element);
+        activation.shape[3] = channels;
+        if constexpr (std::is_same_v<decltype(activation), TensorRef>)
+            activation.data = static_cast<char *>(activation.data) + offset;
+        else
+            activation.data = static_cast<const char *>(activation.data) + offset;
+        return activation;
+    };
+    for (int64_t b = 0; b < gb.blocks(); b++) {
+        const ConstTensorRef dy = slice(out_backprop, gb.block_out(), b);
+        if (output_is_input) {
+            block_filter(gb, b, tensor, filter);
+            GRADTUNE_RETURN_IF_ERROR(execute(q, ConstTensorRef{tensor.dtype, filter_shape, filter}, dy,
+                                             slice(output, gb.block_in(), b)));
+        } else {
+            GRADTUNE_RETURN_IF_ERROR(
+                execute(q, slice(tensor, gb.block_in(), b), dy, TensorRef{output.dtype, filter_shape, filter}));
+            unblock_filter(gb, b, filter, output);
+        }
+    }
+    return Status::OK();
+}
+
 // Both ops' Execute(): zeros where no kernel needs to run, else the kernel
 // (an NCHW call on the NHWC kernels where only the generic variant has its
-// layout: nhwc_detour.h; a dilated call as its undilated phases where only
-// the generic variant has its dilation: dilation_phases.h),
+// layout: nhwc_detour.h; a grouped call as ungrouped calls of its group
+// blocks where only the generic variant has its groups: group_blocks.h; a
+// dilated call as its undilated phases where only the generic variant has
+// its dilation: dilation_phases.h),
 // whose Halide signature (the op's generated header, so that a mismatch is a
 // compile error) takes the geometry, then the tensor operand, out_backprop
 // and the output. Halide dimension orders (innermost first): activations
@@ -132,6 +183,12 @@ Status ExecuteConv2DBackprop(const Conv2DBackpropPrepared &p, bool output_is_inp
                                const TensorRef &out) {
                                return ExecuteConv2DBackprop<KernelSignature>(q, output_is_input, t, dy, out, options);
                            });
+    if (detour_to_group_blocks(p.info, options))
+        return RunOnGroupBlocks(p, output_is_input, tensor, out_backprop, output,
+                                [&](const Conv2DBackpropPrepared &q, const ConstTensorRef &t, const ConstTensorRef &dy,
+                                    const TensorRef &out) {
+                                    return ExecuteConv2DBackprop<KernelSignature>(q, output_is_input, t, dy, out, options);
+                                });
     if (detour_to_phases(p.info, options))
         return RunOnPhases(p, output_is_input, tensor, out_backprop, output, options.parallel,
                            [&](const Conv2DBackpropPrepared &q, const ConstTensorRef &t, const ConstTensorRef &dy,
@@ -150,11 +207,13 @@ Status ExecuteConv2DBackprop(const Conv2DBackpropPrepared &p, bool output_is_inp
                    : std::vector<int64_t>{p.pointwise_images, channels, p.pointwise_rows, p.pointwise_cols};
     };
     HalideBuffer tensor_buffer(tensor.dtype, output_is_input ? tensor.shape : activation_shape(tensor.shape),
-                               tensor.data, output_is_input ? filter : activations);
+                               tensor.data, output_is_input ? filter : activations,
+                               output_is_input ? 0 : p.activation_pitch);
     HalideBuffer out_backprop_buffer(out_backprop.dtype, activation_shape(out_backprop.shape), out_backprop.data,
-                                     activations);
+                                     activations, p.out_backprop_pitch);
     HalideBuffer output_buffer(output.dtype, output_is_input ? activation_shape(output.shape) : output.shape,
-                               output.data, output_is_input ? activations : filter);
+                               output.data, output_is_input ? activations : filter,
+                               output_is_input ? p.activation_pitch : 0);
     int result = call.kernel<KernelSignature>()(
         call.user_context(), static_cast<int32_t>(p.stride_rows), static_cast<int32_t>(p.stride_cols),
         static_cast<int32_t>(p.dilation_rows), static_cast<int32_t>(p.dilation_cols), static_cast<int32_t>(p.groups),

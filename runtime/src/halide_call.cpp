@@ -48,12 +48,12 @@ int do_par_for(void *user_context, halide_task_t task, int min, int size, uint8_
 }  // namespace
 
 HalideBuffer::HalideBuffer(DataType dtype, const std::vector<int64_t> &shape, const void *data,
-                           const std::array<int, 4> &order) {
+                           const std::array<int, 4> &order, int64_t pitch) {
     std::array<int64_t, 4> row_major_stride{};
     int64_t stride = 1;
     for (int d = 3; d >= 0; d--) {
         row_major_stride[d] = stride;
-        stride *= shape[d];
+        stride *= d == 3 && pitch > 0 ? pitch : shape[d];
     }
     for (int i = 0; i < 4; i++) {
         dims_[i].min = 0;

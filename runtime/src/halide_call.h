@@ -28,11 +28,14 @@ inline std::array<int, 4> activation_order(tf::DataFormat format) {
 
 // A 4-D halide_buffer_t over a dense row-major tensor. `order` lists, for each
 // Halide dimension (innermost first), the tensor dimension it walks; e.g. an
-// NHWC tensor seen as Halide (c, w, h, n) has order {3, 2, 1, 0}.
+// NHWC tensor seen as Halide (c, w, h, n) has order {3, 2, 1, 0}. A `pitch`
+// (> 0) makes it a slice of a wider tensor: its last dimension is `pitch`
+// elements long in memory, of which the buffer sees the first shape[3]
+// (group_blocks.h: a block of an NHWC tensor's channels).
 class HalideBuffer {
 public:
     HalideBuffer(DataType dtype, const std::vector<int64_t> &shape, const void *data,
-                 const std::array<int, 4> &order);
+                 const std::array<int, 4> &order, int64_t pitch = 0);
     halide_buffer_t *get() { return &buffer_; }
 
 private:

@@ -5,6 +5,7 @@
 
 #include "dilation_phases.h"
 #include "dispatch.h"
+#include "group_blocks.h"
 #include "scratch.h"
 
 namespace gradtune::internal {
@@ -22,7 +23,8 @@ bool detour_to_nhwc(const CallInfo &info, const RunOptions &options) {
     Selection own, twin;
     if (!select_kernel(info, options, &own).ok() || own.tier != Tier::generic) return false;
     const CallInfo nhwc = nhwc_twin(info);
-    return select_kernel(nhwc, options, &twin).ok() && (twin.tier != Tier::generic || detour_to_phases(nhwc, options));
+    return select_kernel(nhwc, options, &twin).ok() &&
+           (twin.tier != Tier::generic || detour_to_group_blocks(nhwc, options) || detour_to_phases(nhwc, options));
 }
 
 namespace {

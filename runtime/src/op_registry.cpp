@@ -6,6 +6,7 @@
 
 #include "dilation_phases.h"
 #include "dispatch.h"
+#include "group_blocks.h"
 #include "nhwc_detour.h"
 #include "op_entry.h"
 
@@ -183,12 +184,19 @@ Status DescribeCall(const OpCall &call, CallInfo *info) {
 Status ExplainDispatch(const OpCall &call, const RunOptions &options, DispatchInfo *info) {
     CallInfo call_info;
     GRADTUNE_RETURN_IF_ERROR(DescribeCall(call, &call_info));
-    // The detours, in the order the ops take them: NCHW to NHWC, then a
-    // dilated call to its undilated phases.
+    // The detours, in the order the ops take them: NCHW to NHWC, a grouped
+    // call to its group blocks, a dilated call to its undilated phases.
     std::string detours;
     if (internal::detour_to_nhwc(call_info, options)) {
         call_info = internal::nhwc_twin(call_info);
         detours += "an NCHW call on the NHWC kernels (transposed; only the generic variant has NCHW): ";
+    }
+    if (internal::detour_to_group_blocks(call_info, options)) {
+        const internal::GroupBlocks blocks = internal::group_blocks(call_info);
+        call_info = internal::block_twin(call_info, blocks);
+        detours += "a grouped call as " + std::to_string(blocks.blocks()) + " ungrouped calls of " +
+                   std::to_string(blocks.per_block) + (blocks.per_block == 1 ? " group" : " groups") +
+                   " (only the generic variant has its groups): ";
     }
     if (internal::detour_to_phases(call_info, options)) {
         const internal::DilationPhases phases = internal::dilation_phases(call_info);

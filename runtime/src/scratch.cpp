@@ -34,7 +34,7 @@ int run_task(void *, int i, uint8_t *closure) {
 }  // namespace
 
 void *scratch_buffer(ScratchBuffer which, size_t bytes) {
-    thread_local Scratch scratch[static_cast<int>(ScratchBuffer::phase_output) + 1];
+    thread_local Scratch scratch[static_cast<int>(ScratchBuffer::count)];
     return scratch[static_cast<int>(which)].get(bytes);
 }
 

@@ -1,4 +1,4 @@
-// What the detours (nhwc_detour.h, dilation_phases.h) share: per-thread
+// What the detours (nhwc_detour.h, dilation_phases.h, group_blocks.h) share: per-thread
 // scratch memory for the copies of a call's operands, and a parallel loop
 // on the call's threads for making them.
 #pragma once
@@ -11,8 +11,17 @@
 namespace gradtune::internal {
 
 // The scratch buffers of a thread: the NCHW detour's and, inside it, the
-// dilation detour's.
-enum class ScratchBuffer { nhwc_operand, nhwc_activation, nhwc_output, phase_operand, phase_activation, phase_output };
+// dilation detour's or the group blocks' filter.
+enum class ScratchBuffer {
+    nhwc_operand,
+    nhwc_activation,
+    nhwc_output,
+    phase_operand,
+    phase_activation,
+    phase_output,
+    group_filter,
+    count
+};
 
 // One of a thread's scratch buffers, of at least `bytes`; nullptr when the
 // memory cannot be had. A buffer grows to the largest request and is reused,
