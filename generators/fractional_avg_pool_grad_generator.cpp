@@ -59,6 +59,7 @@
 //   row_cells    (k, h)         k = 0: first cell of row h's range, k = 1: range length
 //   col_cells    (k, w)         the same for columns
 #include "Halide.h"
+#include "common/front_matter.h"
 #include "fractional_avg_pool_grad.h"
 #include "halide_knobs.h"
 
@@ -66,20 +67,13 @@ namespace {
 
 using namespace Halide;
 
-enum class DataFormat { NHWC };
-
-class FractionalAvgPoolGrad : public Generator<FractionalAvgPoolGrad> {
+class FractionalAvgPoolGrad : public Generator<FractionalAvgPoolGrad>, public gradtune::generator::PoolingFrontMatter {
 public:
-    GeneratorParam<Type> T{"T", Float(32)};
-    GeneratorParam<DataFormat> data_format{"data_format", DataFormat::NHWC, {{"NHWC", DataFormat::NHWC}}};
-    // TF's bool attr as a structural value: 0 = from the call, 1 = false, 2 = true.
-    GRADTUNE_POOLING_STRUCTURE(GRADTUNE_STRUCTURE_GENERATOR_PARAM)
     gradtune::FractionalAvgPoolGradKnobs knobs;
 
-    Input<int> call_overlapping{"call_overlapping"};  // 0 or 1; ignored when `overlapping` is fixed
-    Input<int> max_row_cells{"max_row_cells"};        // the longest row search range
-    Input<int> max_col_cells{"max_col_cells"};        // the longest column search range
-    Input<int> ranges_exact{"ranges_exact"};          // 1: every cell of every range covers its pixel
+    Input<int> max_row_cells{"max_row_cells"};  // the longest row search range
+    Input<int> max_col_cells{"max_col_cells"};  // the longest column search range
+    Input<int> ranges_exact{"ranges_exact"};    // 1: every cell of every range covers its pixel
     // Every cell of input row h's search range lies within
     // [band(h) - row_band_below, band(h) + row_band_above], band(h) = h * OH / H.
     Input<int> row_band_below{"row_band_below"};
@@ -98,10 +92,8 @@ public:
     }
 
     void generate() {
-        _halide_user_assert(overlapping >= 0 && overlapping <= 2)
-            << "overlapping must be 0 (run time), 1 (false) or 2 (true), not " << static_cast<int>(overlapping);
-        gradtune::Structure structure{
-            halide_type_to_enum_string(T), "NHWC", {GRADTUNE_POOLING_STRUCTURE(GRADTUNE_STRUCTURE_VALUE)}};
+        check_overlapping();
+        const gradtune::Structure structure = this->structure();
         const gradtune::Knobs checked =
             gradtune::checked_knobs("FractionalAvgPoolGrad", structure, knobs, get_target());
         const bool cpu = gradtune::device_of(get_target()) == gradtune::Device::cpu;
@@ -110,7 +102,7 @@ public:
 
         Expr out_rows = out_backprop->dim(2).extent(), out_cols = out_backprop->dim(1).extent();
         Expr in_rows = output->dim(2).extent(), in_cols = output->dim(1).extent();
-        Expr overlap = overlapping > 0 ? Expr(overlapping == 2) : call_overlapping != 0;
+        Expr overlap = overlapping_value();
         Axis rows{row_pooling_sequence, overlap, in_rows, out_rows};
         Axis cols{col_pooling_sequence, overlap, in_cols, out_cols};
 
