@@ -24,31 +24,17 @@
 namespace {
 
 using namespace Halide;
-using gradtune::window::narrow;
-using gradtune::window::widen;
-using gradtune::generator::DataFormat;
-using gradtune::generator::unit_stride_on_columns;
-using gradtune::generator::fixed_or;
+using namespace gradtune::generator;
 
-class Conv2DBackpropFilter : public Generator<Conv2DBackpropFilter>,
-                             public gradtune::generator::Conv2DBackpropFrontMatter {
+class Conv2DBackpropFilter
+    : public OpGenerator<Conv2DBackpropFilter, Conv2DBackpropFrontMatter, FilterGradientTensors> {
 public:
     gradtune::Conv2DBackpropFilterKnobs knobs;
-
-    GeneratorInput<Buffer<>> *input = nullptr;         // (c, w, h, n)
-    GeneratorInput<Buffer<>> *out_backprop = nullptr;  // (o, ow, oh, n)
-    GeneratorOutput<Buffer<>> *output = nullptr;       // (o, ci, fw, fh)
-
-    void configure() {
-        input = add_input<Buffer<>>("input", T, 4);
-        out_backprop = add_input<Buffer<>>("out_backprop", T, 4);
-        output = add_output<Buffer<>>("output", T, 4);
-    }
 
     void generate() {
         gradtune::Conv2DBackpropFilterPipeline p;
         Var o = p.o, ci = p.ci, fw = p.fw, fh = p.fh;
-        const Type acc_type = gradtune::window::accumulator_type(T);
+        const Type acc_type = accumulator_type();
 
         Expr sh = stride_rows();
         Expr sw = stride_cols();
@@ -81,7 +67,7 @@ public:
         RVar ow = p.positions.x, oh = p.positions.y, n = p.positions.z;
         Expr dy = p.out_backprop(o, ow, oh, n);
         Expr x;
-        if (filter_height == 1 && filter_width == 1 && data_format == DataFormat::NHWC) {
+        if (filter_height == 1 && filter_width == 1 && !nchw()) {
             // A fixed 1x1 filter reads the input at output positions only:
             // defined there, a staged copy of the input holds just what the
             // reduction reads (a stride-2 projection reads a quarter of it).
@@ -98,9 +84,7 @@ public:
 
         declare_layout();
 
-        const gradtune::Structure structure = this->structure();
-        gradtune::apply(gradtune::checked_knobs("Conv2DBackpropFilter", structure, knobs, get_target()),
-                        structure, p, get_target());
+        schedule("Conv2DBackpropFilter", p);
     }
 
 private:
@@ -108,12 +92,11 @@ private:
     // the filter gradient is HWIO in both. A fixed filter size is also a
     // promise the output buffer must keep.
     void declare_layout() {
-        if (data_format == DataFormat::NCHW) {
+        if (nchw()) {
             unit_stride_on_columns(input);
             unit_stride_on_columns(out_backprop);
         }
-        if (filter_height > 0) output->dim(3).set_bounds(0, filter_height);
-        if (filter_width > 0) output->dim(2).set_bounds(0, filter_width);
+        promise_filter_size(output, filter_height, filter_width);
     }
 };
 

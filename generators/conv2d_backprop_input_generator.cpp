@@ -30,27 +30,11 @@
 namespace {
 
 using namespace Halide;
-using gradtune::window::narrow;
-using gradtune::window::TapGather;
-using gradtune::window::widen;
-using gradtune::generator::DataFormat;
-using gradtune::generator::unit_stride_on_columns;
-using gradtune::generator::fixed_or;
+using namespace gradtune::generator;
 
-class Conv2DBackpropInput : public Generator<Conv2DBackpropInput>,
-                            public gradtune::generator::Conv2DBackpropFrontMatter {
+class Conv2DBackpropInput : public OpGenerator<Conv2DBackpropInput, Conv2DBackpropFrontMatter, InputGradientTensors> {
 public:
     gradtune::Conv2DBackpropInputKnobs knobs;
-
-    GeneratorInput<Buffer<>> *filter = nullptr;        // (o, ci, fw, fh)
-    GeneratorInput<Buffer<>> *out_backprop = nullptr;  // (o, ow, oh, n)
-    GeneratorOutput<Buffer<>> *output = nullptr;       // (c, x, y, n)
-
-    void configure() {
-        filter = add_input<Buffer<>>("filter", T, 4);
-        out_backprop = add_input<Buffer<>>("out_backprop", T, 4);
-        output = add_output<Buffer<>>("output", T, 4);
-    }
 
     void generate() {
         const gradtune::Structure structure = this->structure();
@@ -58,7 +42,7 @@ public:
             gradtune::checked_knobs("Conv2DBackpropInput", structure, knobs, get_target());
         gradtune::Conv2DBackpropInputPipeline p;
         Var c = p.c, x = p.x, y = p.y, n = p.n;
-        const Type acc_type = gradtune::window::accumulator_type(T);
+        const Type acc_type = accumulator_type();
 
         Expr filter_rows = fixed_or(filter_height, filter->dim(3).extent());
         Expr filter_cols = fixed_or(filter_width, filter->dim(2).extent());
@@ -244,13 +228,12 @@ private:
     // The unit-stride dimension is c (NHWC) or w (NCHW); a fixed filter size
     // is also a promise the filter buffer must keep.
     void declare_layout() {
-        if (data_format == DataFormat::NCHW) {
+        if (nchw()) {
             // The filter is [FH, FW, Cg, Cout] in both formats: o keeps stride 1.
             unit_stride_on_columns(out_backprop);
             unit_stride_on_columns(output);
         }
-        if (filter_height > 0) filter->dim(3).set_bounds(0, filter_height);
-        if (filter_width > 0) filter->dim(2).set_bounds(0, filter_width);
+        promise_filter_size(filter, filter_height, filter_width);
     }
 };
 

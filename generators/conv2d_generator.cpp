@@ -24,30 +24,16 @@
 namespace {
 
 using namespace Halide;
-using gradtune::window::narrow;
-using gradtune::window::widen;
-using gradtune::generator::DataFormat;
-using gradtune::generator::unit_stride_on_columns;
-using gradtune::generator::fixed_or;
+using namespace gradtune::generator;
 
-class Conv2D : public Generator<Conv2D>, public gradtune::generator::Conv2DFrontMatter {
+class Conv2D : public OpGenerator<Conv2D, Conv2DFrontMatter, ForwardTensors> {
 public:
     gradtune::Conv2DKnobs knobs;
-
-    GeneratorInput<Buffer<>> *input = nullptr;    // (c, w, h, n)
-    GeneratorInput<Buffer<>> *filter = nullptr;   // (o, ci, fw, fh)
-    GeneratorOutput<Buffer<>> *output = nullptr;  // (o, ow, oh, n)
-
-    void configure() {
-        input = add_input<Buffer<>>("input", T, 4);
-        filter = add_input<Buffer<>>("filter", T, 4);
-        output = add_output<Buffer<>>("output", T, 4);
-    }
 
     void generate() {
         gradtune::Conv2DPipeline p;
         Var o = p.o, x = p.x, y = p.y, n = p.n;
-        const Type acc_type = gradtune::window::accumulator_type(T);
+        const Type acc_type = accumulator_type();
 
         Expr filter_rows = fixed_or(filter_height, filter->dim(3).extent());
         Expr filter_cols = fixed_or(filter_width, filter->dim(2).extent());
@@ -87,22 +73,19 @@ public:
         p.width = output->dim(1).extent();
         p.height = output->dim(2).extent();
 
-        const gradtune::Structure structure = this->structure();
-        gradtune::apply(gradtune::checked_knobs("Conv2D", structure, knobs, get_target()), structure, p,
-                        get_target());
+        schedule("Conv2D", p);
     }
 
 private:
     // The unit-stride dimension is c / o (NHWC) or w (NCHW); a fixed filter
     // size is also a promise the filter buffer must keep.
     void declare_layout() {
-        if (data_format == DataFormat::NCHW) {
+        if (nchw()) {
             // The filter is HWIO in both formats: o keeps stride 1.
             unit_stride_on_columns(input);
             unit_stride_on_columns(output);
         }
-        if (filter_height > 0) filter->dim(3).set_bounds(0, filter_height);
-        if (filter_width > 0) filter->dim(2).set_bounds(0, filter_width);
+        promise_filter_size(filter, filter_height, filter_width);
     }
 };
 

@@ -23,31 +23,17 @@
 namespace {
 
 using namespace Halide;
-using gradtune::window::narrow;
-using gradtune::window::widen;
-using gradtune::generator::DataFormat;
-using gradtune::generator::unit_stride_on_columns;
-using gradtune::generator::fixed_or;
+using namespace gradtune::generator;
 
-class DepthwiseConv2dNativeBackpropFilter : public Generator<DepthwiseConv2dNativeBackpropFilter>,
-                                            public gradtune::generator::DepthwiseFrontMatter {
+class DepthwiseConv2dNativeBackpropFilter
+    : public OpGenerator<DepthwiseConv2dNativeBackpropFilter, DepthwiseFrontMatter, FilterGradientTensors> {
 public:
     gradtune::DepthwiseConv2dNativeBackpropFilterKnobs knobs;
-
-    GeneratorInput<Buffer<>> *input = nullptr;         // (c, w, h, n)
-    GeneratorInput<Buffer<>> *out_backprop = nullptr;  // (k, ow, oh, n)
-    GeneratorOutput<Buffer<>> *output = nullptr;       // (m, c, fw, fh)
-
-    void configure() {
-        input = add_input<Buffer<>>("input", T, 4);
-        out_backprop = add_input<Buffer<>>("out_backprop", T, 4);
-        output = add_output<Buffer<>>("output", T, 4);
-    }
 
     void generate() {
         gradtune::DepthwiseConv2dNativeBackpropFilterPipeline p;
         Var m = p.m, c = p.c, x = p.x, y = p.y;
-        const Type acc_type = gradtune::window::accumulator_type(T);
+        const Type acc_type = accumulator_type();
 
         Expr s = stride_value();
         Expr dh = dilation_rows();
@@ -81,10 +67,7 @@ public:
         p.out_rows = out_backprop->dim(2).extent();
         p.batch = out_backprop->dim(3).extent();
 
-        const gradtune::Structure structure = this->structure();
-        gradtune::apply(
-            gradtune::checked_knobs("DepthwiseConv2dNativeBackpropFilter", structure, knobs, get_target()),
-            structure, p, get_target());
+        schedule("DepthwiseConv2dNativeBackpropFilter", p);
     }
 
 private:
@@ -93,14 +76,12 @@ private:
     void declare_layout(Expr multiplier) {
         // TF tensors are dense: the filter gradient's channel stride is M.
         output->dim(1).set_stride(multiplier);
-        if (data_format == DataFormat::NCHW) {
+        if (nchw()) {
             // The filter is [FH, FW, C, M] in both formats: m keeps stride 1.
             unit_stride_on_columns(input);
             unit_stride_on_columns(out_backprop);
         }
-        if (filter_height > 0) output->dim(3).set_bounds(0, filter_height);
-        if (filter_width > 0) output->dim(2).set_bounds(0, filter_width);
-        if (depth_multiplier > 0) output->dim(0).set_bounds(0, depth_multiplier);
+        promise_filter_size(output, filter_height, filter_width, depth_multiplier);
     }
 };
 

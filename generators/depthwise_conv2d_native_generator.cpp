@@ -23,31 +23,16 @@
 namespace {
 
 using namespace Halide;
-using gradtune::window::narrow;
-using gradtune::window::widen;
-using gradtune::generator::DataFormat;
-using gradtune::generator::unit_stride_on_columns;
-using gradtune::generator::fixed_or;
+using namespace gradtune::generator;
 
-class DepthwiseConv2dNative : public Generator<DepthwiseConv2dNative>,
-                              public gradtune::generator::DepthwiseFrontMatter {
+class DepthwiseConv2dNative : public OpGenerator<DepthwiseConv2dNative, DepthwiseFrontMatter, ForwardTensors> {
 public:
     gradtune::DepthwiseConv2dNativeKnobs knobs;
-
-    GeneratorInput<Buffer<>> *input = nullptr;    // (c, w, h, n)
-    GeneratorInput<Buffer<>> *filter = nullptr;   // (m, c, fw, fh)
-    GeneratorOutput<Buffer<>> *output = nullptr;  // (k, ow, oh, n)
-
-    void configure() {
-        input = add_input<Buffer<>>("input", T, 4);
-        filter = add_input<Buffer<>>("filter", T, 4);
-        output = add_output<Buffer<>>("output", T, 4);
-    }
 
     void generate() {
         gradtune::DepthwiseConv2dNativePipeline p;
         Var k = p.k, x = p.x, y = p.y, n = p.n;
-        const Type acc_type = gradtune::window::accumulator_type(T);
+        const Type acc_type = accumulator_type();
 
         Expr filter_rows = fixed_or(filter_height, filter->dim(3).extent());
         Expr filter_cols = fixed_or(filter_width, filter->dim(2).extent());
@@ -73,14 +58,9 @@ public:
         p.output = *output;
 
         declare_layout(multiplier);
-        p.channels = output->dim(0).extent();
-        p.width = output->dim(1).extent();
-        p.height = output->dim(2).extent();
-        p.depth_multiplier = multiplier;
+        set_depthwise_extents(p, output, multiplier);
 
-        const gradtune::Structure structure = this->structure();
-        gradtune::apply(gradtune::checked_knobs("DepthwiseConv2dNative", structure, knobs, get_target()),
-                        structure, p, get_target());
+        schedule("DepthwiseConv2dNative", p);
     }
 
 private:
@@ -90,14 +70,12 @@ private:
         // TF tensors are dense: the filter's channel stride is M, so the
         // filter element of output channel k = c*M + m sits at offset k.
         filter->dim(1).set_stride(multiplier);
-        if (data_format == DataFormat::NCHW) {
+        if (nchw()) {
             // The filter is [FH, FW, C, M] in both formats: m keeps stride 1.
             unit_stride_on_columns(input);
             unit_stride_on_columns(output);
         }
-        if (filter_height > 0) filter->dim(3).set_bounds(0, filter_height);
-        if (filter_width > 0) filter->dim(2).set_bounds(0, filter_width);
-        if (depth_multiplier > 0) filter->dim(0).set_bounds(0, depth_multiplier);
+        promise_filter_size(filter, filter_height, filter_width, depth_multiplier);
     }
 };
 

@@ -21,8 +21,9 @@
 namespace {
 
 using namespace Halide;
+using namespace gradtune::generator;
 
-class FractionalAvgPool : public Generator<FractionalAvgPool>, public gradtune::generator::PoolingFrontMatter {
+class FractionalAvgPool : public OpGenerator<FractionalAvgPool, PoolingFrontMatter, PoolingTensors> {
 public:
     gradtune::FractionalAvgPoolKnobs knobs;
 
@@ -31,13 +32,6 @@ public:
     Input<Buffer<int64_t, 1>> row_pooling_sequence{"row_pooling_sequence"};
     Input<Buffer<int64_t, 1>> col_pooling_sequence{"col_pooling_sequence"};
 
-    GeneratorInput<Buffer<>> *value = nullptr;    // (d, w, h, n)
-    GeneratorOutput<Buffer<>> *output = nullptr;  // (d, c, r, n)
-
-    void configure() {
-        value = add_input<Buffer<>>("value", T, 4);
-        output = add_output<Buffer<>>("output", T, 4);
-    }
 
     void generate() {
         check_overlapping();
@@ -72,27 +66,8 @@ public:
         p.width = output->dim(1).extent();
         p.height = output->dim(2).extent();
 
-        const gradtune::Structure structure = this->structure();
-        gradtune::apply(gradtune::checked_knobs("FractionalAvgPool", structure, knobs, get_target()),
-                        structure, p, get_target());
+        schedule("FractionalAvgPool", p);
     }
-
-private:
-    // One spatial axis: TF's cell bounds from its pooling sequence.
-    struct Axis {
-        const Input<Buffer<int64_t, 1>> &sequence;
-        Expr overlap, in_size, out_size;
-
-        // sequence[i], the index clamped into the buffer (out_size + 1 values).
-        Expr at(Expr i) const { return sequence(clamp(i, 0, out_size)); }
-        Expr start(Expr cell) const { return at(cell); }
-        Expr end(Expr cell) const {
-            Expr next = at(cell + 1);
-            return min(select(overlap, next, next - 1), cast<int64_t>(in_size) - 1);
-        }
-        // Pixels of the cell along this axis (int64).
-        Expr size(Expr cell) const { return end(cell) - start(cell) + 1; }
-    };
 };
 
 }  // namespace

@@ -66,8 +66,9 @@
 namespace {
 
 using namespace Halide;
+using namespace gradtune::generator;
 
-class FractionalAvgPoolGrad : public Generator<FractionalAvgPoolGrad>, public gradtune::generator::PoolingFrontMatter {
+class FractionalAvgPoolGrad : public OpGenerator<FractionalAvgPoolGrad, PoolingFrontMatter, PoolingGradientTensors> {
 public:
     gradtune::FractionalAvgPoolGradKnobs knobs;
 
@@ -83,13 +84,6 @@ public:
     Input<Buffer<int32_t, 2>> row_cells{"row_cells"};  // (k, h)
     Input<Buffer<int32_t, 2>> col_cells{"col_cells"};  // (k, w)
 
-    GeneratorInput<Buffer<>> *out_backprop = nullptr;  // (d, c, r, n)
-    GeneratorOutput<Buffer<>> *output = nullptr;       // (d, w, h, n)
-
-    void configure() {
-        out_backprop = add_input<Buffer<>>("out_backprop", T, 4);
-        output = add_output<Buffer<>>("output", T, 4);
-    }
 
     void generate() {
         check_overlapping();
@@ -167,28 +161,6 @@ private:
         Expr low = (Expr(1.0) - size * high) / size;
         return select(is_finite(value), value * high + value * low, value * high);
     }
-
-    // One spatial axis: TF's cell bounds from its pooling sequence.
-    struct Axis {
-        const Input<Buffer<int64_t, 1>> &sequence;
-        Expr overlap, in_size, out_size;
-
-        // sequence[i], the index clamped into the buffer (the runtime passes
-        // out_size + 1 values).
-        Expr at(Expr i) const { return sequence(clamp(i, 0, out_size)); }
-        // in_row_start / in_row_end of TF's loop (the end clamped to the input).
-        Expr start(Expr cell) const { return at(cell); }
-        Expr end(Expr cell) const {
-            Expr next = at(cell + 1);
-            return min(select(overlap, next, next - 1), cast<int64_t>(in_size) - 1);
-        }
-        Expr covers(Expr cell, Expr pixel) const {
-            Expr p = cast<int64_t>(pixel);
-            return start(cell) <= p && p <= end(cell);
-        }
-        // Number of pixels of the cell along this axis (>= 1 where it covers one).
-        Expr size(Expr cell) const { return end(cell) - start(cell) + 1; }
-    };
 };
 
 }  // namespace
