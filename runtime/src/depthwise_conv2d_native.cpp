@@ -192,16 +192,12 @@ OpSpec Definition::Spec() {
 
 }  // namespace
 
-Status DepthwiseConv2dNative::Compute(const ConstTensorRef &input, const ConstTensorRef &filter,
-                                      const std::vector<int> &strides, std::string_view padding,
-                                      const TensorRef &output, const Attrs &attrs, const RunOptions &options) {
-    return internal::Compute<Definition>({input, filter, strides, padding, attrs}, output, options);
+Status DepthwiseConv2dNative::Run(const Call &call, const TensorRef &output) {
+    return internal::RunConvolution<Definition>(call, output);
 }
 
-Status DepthwiseConv2dNative::Compute(const ConstTensorRef &input, const ConstTensorRef &filter,
-                                      const std::vector<int> &strides, std::string_view padding, Tensor *output,
-                                      const Attrs &attrs, const RunOptions &options) {
-    return internal::Compute<Definition>({input, filter, strides, padding, attrs}, output, options);
+Status DepthwiseConv2dNative::Run(const Call &call, Tensor *output) {
+    return internal::RunConvolution<Definition>(call, output);
 }
 
 namespace internal {

@@ -76,19 +76,12 @@ OpSpec Definition::Spec() {
 
 }  // namespace
 
-Status DepthwiseConv2dNativeBackpropInput::Compute(const ConstTensorRef &input_sizes, const ConstTensorRef &filter,
-                                                   const ConstTensorRef &out_backprop,
-                                                   const std::vector<int> &strides, std::string_view padding,
-                                                   const TensorRef &output, const Attrs &attrs,
-                                                   const RunOptions &options) {
-    return internal::Compute<Definition>({input_sizes, filter, out_backprop, strides, padding, attrs}, output, options);
+Status DepthwiseConv2dNativeBackpropInput::Run(const Call &call, const TensorRef &output) {
+    return internal::RunConvolution<Definition>(call, output);
 }
 
-Status DepthwiseConv2dNativeBackpropInput::Compute(const ConstTensorRef &input_sizes, const ConstTensorRef &filter,
-                                                   const ConstTensorRef &out_backprop,
-                                                   const std::vector<int> &strides, std::string_view padding,
-                                                   Tensor *output, const Attrs &attrs, const RunOptions &options) {
-    return internal::Compute<Definition>({input_sizes, filter, out_backprop, strides, padding, attrs}, output, options);
+Status DepthwiseConv2dNativeBackpropInput::Run(const Call &call, Tensor *output) {
+    return internal::RunConvolution<Definition>(call, output);
 }
 
 namespace internal {
