@@ -1,14 +1,17 @@
-// The front matter the op generators share: T, data_format, the family's
-// structural GeneratorParams (schedules/structures.h) and the call-geometry
-// Inputs, declared once per family as a base class of the generator.
+// The front matter the op generators share, declared once: per family a base
+// class with T, data_format, the family's structural GeneratorParams
+// (schedules/structures.h) and the call-geometry Inputs; per kind of op its
+// tensors; and OpGenerator, which adds the tensors in configure() and makes
+// the one schedule() call into schedules/. Helpers the generators' algorithms
+// share (fixed_or, the NCHW strides, the filter-size promises) come with it.
 //
 // Halide finds a generator's GeneratorParams and Inputs by their addresses
 // inside the generator object and orders the Inputs by address. A base class
 // lies before the generator's own members, so a family's Inputs below come
-// first, in the order written here, then the generator's own (and last those
-// of configure()). That order and these names are the compiled kernels' C
-// signature, which the runtime calls (runtime/src/<op>.cpp): never reorder or
-// rename them.
+// first, in the order written here, then the generator's own (and last the
+// tensors of configure()). That order and these names are the compiled
+// kernels' C signature, which the runtime calls (runtime/src/<op>.cpp): never
+// reorder or rename them.
 #pragma once
 
 #include "Halide.h"
