@@ -77,6 +77,7 @@ endfunction()
 # shares): provenance of trials and records (what they were tuned on), not
 # their validity, which is the op's knob-space version (schedules/<op>.h).
 set(GRADTUNE_COMMON_SOURCES
+    generators/common/front_matter.h
     generators/common/window.h
     schedules/halide_knobs.h
     schedules/knob_space.h

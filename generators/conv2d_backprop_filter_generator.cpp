@@ -16,6 +16,7 @@
 // Structural GeneratorParams (0 = read from the call at run time) let a
 // variant fix filter size, strides, dilations and groups.
 #include "Halide.h"
+#include "common/front_matter.h"
 #include "common/window.h"
 #include "conv2d_backprop_filter.h"
 #include "halide_knobs.h"
@@ -23,51 +24,26 @@
 namespace {
 
 using namespace Halide;
-using gradtune::window::narrow;
-using gradtune::window::widen;
+using namespace gradtune::generator;
 
-enum class DataFormat { NHWC, NCHW };
-
-class Conv2DBackpropFilter : public Generator<Conv2DBackpropFilter> {
+class Conv2DBackpropFilter
+    : public OpGenerator<Conv2DBackpropFilter, Conv2DBackpropFrontMatter, FilterGradientTensors> {
 public:
-    GeneratorParam<Type> T{"T", Float(32)};
-    GeneratorParam<DataFormat> data_format{"data_format", DataFormat::NHWC,
-                                           {{"NHWC", DataFormat::NHWC}, {"NCHW", DataFormat::NCHW}}};
-    GRADTUNE_CONV2D_BACKPROP_STRUCTURE(GRADTUNE_STRUCTURE_GENERATOR_PARAM)
     gradtune::Conv2DBackpropFilterKnobs knobs;
-
-    // The call's geometry; a variant that fixes a value ignores its input.
-    Input<int> call_stride_height{"call_stride_height"};
-    Input<int> call_stride_width{"call_stride_width"};
-    Input<int> call_dilation_height{"call_dilation_height"};
-    Input<int> call_dilation_width{"call_dilation_width"};
-    Input<int> call_groups{"call_groups"};  // G = C / Cg >= 1, and Cout % G == 0
-    Input<int> pad_top{"pad_top"};          // TF's pad_before for rows
-    Input<int> pad_left{"pad_left"};        // TF's pad_before for columns
-
-    GeneratorInput<Buffer<>> *input = nullptr;         // (c, w, h, n)
-    GeneratorInput<Buffer<>> *out_backprop = nullptr;  // (o, ow, oh, n)
-    GeneratorOutput<Buffer<>> *output = nullptr;       // (o, ci, fw, fh)
-
-    void configure() {
-        input = add_input<Buffer<>>("input", T, 4);
-        out_backprop = add_input<Buffer<>>("out_backprop", T, 4);
-        output = add_output<Buffer<>>("output", T, 4);
-    }
 
     void generate() {
         gradtune::Conv2DBackpropFilterPipeline p;
         Var o = p.o, ci = p.ci, fw = p.fw, fh = p.fh;
-        const Type acc_type = gradtune::window::accumulator_type(T);
+        const Type acc_type = accumulator_type();
 
-        Expr sh = stride_height > 0 ? Expr(stride_height) : Expr(call_stride_height);
-        Expr sw = stride_width > 0 ? Expr(stride_width) : Expr(call_stride_width);
-        Expr dh = dilation_height > 0 ? Expr(dilation_height) : Expr(call_dilation_height);
-        Expr dw = dilation_width > 0 ? Expr(dilation_width) : Expr(call_dilation_width);
+        Expr sh = stride_rows();
+        Expr sw = stride_cols();
+        Expr dh = dilation_rows();
+        Expr dw = dilation_cols();
         p.out_depth = output->dim(0).extent();
         p.group_in_depth = output->dim(1).extent();
-        p.filter_width = filter_width > 0 ? Expr(filter_width) : output->dim(2).extent();
-        p.groups = groups > 0 ? Expr(groups) : Expr(call_groups);
+        p.filter_width = fixed_or(filter_width, output->dim(2).extent());
+        p.groups = groups_value();
         Expr group_out = groups == 1 ? p.out_depth : p.out_depth / p.groups;  // Og
 
         // The group of output channel o. A run-time G is written so that a
@@ -91,7 +67,7 @@ public:
         RVar ow = p.positions.x, oh = p.positions.y, n = p.positions.z;
         Expr dy = p.out_backprop(o, ow, oh, n);
         Expr x;
-        if (filter_height == 1 && filter_width == 1 && data_format == DataFormat::NHWC) {
+        if (filter_height == 1 && filter_width == 1 && !nchw()) {
             // A fixed 1x1 filter reads the input at output positions only:
             // defined there, a staged copy of the input holds just what the
             // reduction reads (a stride-2 projection reads a quarter of it).
@@ -108,11 +84,7 @@ public:
 
         declare_layout();
 
-        gradtune::Structure structure{halide_type_to_enum_string(T),
-                                      data_format == DataFormat::NHWC ? "NHWC" : "NCHW",
-                                      {GRADTUNE_CONV2D_BACKPROP_STRUCTURE(GRADTUNE_STRUCTURE_VALUE)}};
-        gradtune::apply(gradtune::checked_knobs("Conv2DBackpropFilter", structure, knobs, get_target()),
-                        structure, p, get_target());
+        schedule("Conv2DBackpropFilter", p);
     }
 
 private:
@@ -120,14 +92,11 @@ private:
     // the filter gradient is HWIO in both. A fixed filter size is also a
     // promise the output buffer must keep.
     void declare_layout() {
-        if (data_format == DataFormat::NCHW) {
-            input->dim(0).set_stride(Expr());
-            input->dim(1).set_stride(1);
-            out_backprop->dim(0).set_stride(Expr());
-            out_backprop->dim(1).set_stride(1);
+        if (nchw()) {
+            unit_stride_on_columns(input);
+            unit_stride_on_columns(out_backprop);
         }
-        if (filter_height > 0) output->dim(3).set_bounds(0, filter_height);
-        if (filter_width > 0) output->dim(2).set_bounds(0, filter_width);
+        promise_filter_size(output, filter_height, filter_width);
     }
 };
 

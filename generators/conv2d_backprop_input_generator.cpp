@@ -22,6 +22,7 @@
 #include <functional>
 
 #include "Halide.h"
+#include "common/front_matter.h"
 #include "common/window.h"
 #include "conv2d_backprop_input.h"
 #include "halide_knobs.h"
@@ -29,56 +30,27 @@
 namespace {
 
 using namespace Halide;
-using gradtune::window::narrow;
-using gradtune::window::TapGather;
-using gradtune::window::widen;
+using namespace gradtune::generator;
 
-enum class DataFormat { NHWC, NCHW };
-
-class Conv2DBackpropInput : public Generator<Conv2DBackpropInput> {
+class Conv2DBackpropInput : public OpGenerator<Conv2DBackpropInput, Conv2DBackpropFrontMatter, InputGradientTensors> {
 public:
-    GeneratorParam<Type> T{"T", Float(32)};
-    GeneratorParam<DataFormat> data_format{"data_format", DataFormat::NHWC,
-                                           {{"NHWC", DataFormat::NHWC}, {"NCHW", DataFormat::NCHW}}};
-    GRADTUNE_CONV2D_BACKPROP_STRUCTURE(GRADTUNE_STRUCTURE_GENERATOR_PARAM)
     gradtune::Conv2DBackpropInputKnobs knobs;
 
-    // The call's geometry; a variant that fixes a value ignores its input.
-    Input<int> call_stride_height{"call_stride_height"};
-    Input<int> call_stride_width{"call_stride_width"};
-    Input<int> call_dilation_height{"call_dilation_height"};
-    Input<int> call_dilation_width{"call_dilation_width"};
-    Input<int> call_groups{"call_groups"};  // G = C / Cg >= 1, and Cout % G == 0
-    Input<int> pad_top{"pad_top"};          // TF's pad_before for rows
-    Input<int> pad_left{"pad_left"};        // TF's pad_before for columns
-
-    GeneratorInput<Buffer<>> *filter = nullptr;        // (o, ci, fw, fh)
-    GeneratorInput<Buffer<>> *out_backprop = nullptr;  // (o, ow, oh, n)
-    GeneratorOutput<Buffer<>> *output = nullptr;       // (c, x, y, n)
-
-    void configure() {
-        filter = add_input<Buffer<>>("filter", T, 4);
-        out_backprop = add_input<Buffer<>>("out_backprop", T, 4);
-        output = add_output<Buffer<>>("output", T, 4);
-    }
-
     void generate() {
-        gradtune::Structure structure{halide_type_to_enum_string(T),
-                                      data_format == DataFormat::NHWC ? "NHWC" : "NCHW",
-                                      {GRADTUNE_CONV2D_BACKPROP_STRUCTURE(GRADTUNE_STRUCTURE_VALUE)}};
+        const gradtune::Structure structure = this->structure();
         const gradtune::Knobs checked =
             gradtune::checked_knobs("Conv2DBackpropInput", structure, knobs, get_target());
         gradtune::Conv2DBackpropInputPipeline p;
         Var c = p.c, x = p.x, y = p.y, n = p.n;
-        const Type acc_type = gradtune::window::accumulator_type(T);
+        const Type acc_type = accumulator_type();
 
-        Expr filter_rows = filter_height > 0 ? Expr(filter_height) : filter->dim(3).extent();
-        Expr filter_cols = filter_width > 0 ? Expr(filter_width) : filter->dim(2).extent();
+        Expr filter_rows = fixed_or(filter_height, filter->dim(3).extent());
+        Expr filter_cols = fixed_or(filter_width, filter->dim(2).extent());
         Expr group_in = filter->dim(1).extent();  // Cg
         Expr out_depth = filter->dim(0).extent();  // Cout
-        p.groups = groups > 0 ? Expr(groups) : Expr(call_groups);
-        p.stride_height = stride_height > 0 ? Expr(stride_height) : Expr(call_stride_height);
-        p.stride_width = stride_width > 0 ? Expr(stride_width) : Expr(call_stride_width);
+        p.groups = groups_value();
+        p.stride_height = stride_rows();
+        p.stride_width = stride_cols();
         Expr group_out = groups == 1 ? out_depth : out_depth / p.groups;  // Og
 
         // The group of channel c. A run-time G is written so that a schedule
@@ -256,15 +228,12 @@ private:
     // The unit-stride dimension is c (NHWC) or w (NCHW); a fixed filter size
     // is also a promise the filter buffer must keep.
     void declare_layout() {
-        if (data_format == DataFormat::NCHW) {
+        if (nchw()) {
             // The filter is [FH, FW, Cg, Cout] in both formats: o keeps stride 1.
-            out_backprop->dim(0).set_stride(Expr());
-            out_backprop->dim(1).set_stride(1);
-            output->dim(0).set_stride(Expr());
-            output->dim(1).set_stride(1);
+            unit_stride_on_columns(out_backprop);
+            unit_stride_on_columns(output);
         }
-        if (filter_height > 0) filter->dim(3).set_bounds(0, filter_height);
-        if (filter_width > 0) filter->dim(2).set_bounds(0, filter_width);
+        promise_filter_size(filter, filter_height, filter_width);
     }
 };
 

@@ -16,6 +16,7 @@
 // variant fix filter size, strides and dilations. T may be int32: integers
 // accumulate in int32 (TF's Eigen kernel does the same).
 #include "Halide.h"
+#include "common/front_matter.h"
 #include "common/window.h"
 #include "conv2d.h"
 #include "halide_knobs.h"
@@ -23,48 +24,23 @@
 namespace {
 
 using namespace Halide;
-using gradtune::window::narrow;
-using gradtune::window::widen;
+using namespace gradtune::generator;
 
-enum class DataFormat { NHWC, NCHW };
-
-class Conv2D : public Generator<Conv2D> {
+class Conv2D : public OpGenerator<Conv2D, Conv2DFrontMatter, ForwardTensors> {
 public:
-    GeneratorParam<Type> T{"T", Float(32)};
-    GeneratorParam<DataFormat> data_format{"data_format", DataFormat::NHWC,
-                                           {{"NHWC", DataFormat::NHWC}, {"NCHW", DataFormat::NCHW}}};
-    GRADTUNE_CONV2D_STRUCTURE(GRADTUNE_STRUCTURE_GENERATOR_PARAM)
     gradtune::Conv2DKnobs knobs;
-
-    // The call's geometry; a variant that fixes a value ignores its input.
-    Input<int> call_stride_height{"call_stride_height"};
-    Input<int> call_stride_width{"call_stride_width"};
-    Input<int> call_dilation_height{"call_dilation_height"};
-    Input<int> call_dilation_width{"call_dilation_width"};
-    Input<int> pad_top{"pad_top"};    // TF's pad_before for rows
-    Input<int> pad_left{"pad_left"};  // TF's pad_before for columns
-
-    GeneratorInput<Buffer<>> *input = nullptr;    // (c, w, h, n)
-    GeneratorInput<Buffer<>> *filter = nullptr;   // (o, ci, fw, fh)
-    GeneratorOutput<Buffer<>> *output = nullptr;  // (o, ow, oh, n)
-
-    void configure() {
-        input = add_input<Buffer<>>("input", T, 4);
-        filter = add_input<Buffer<>>("filter", T, 4);
-        output = add_output<Buffer<>>("output", T, 4);
-    }
 
     void generate() {
         gradtune::Conv2DPipeline p;
         Var o = p.o, x = p.x, y = p.y, n = p.n;
-        const Type acc_type = gradtune::window::accumulator_type(T);
+        const Type acc_type = accumulator_type();
 
-        Expr filter_rows = filter_height > 0 ? Expr(filter_height) : filter->dim(3).extent();
-        Expr filter_cols = filter_width > 0 ? Expr(filter_width) : filter->dim(2).extent();
-        Expr sh = stride_height > 0 ? Expr(stride_height) : Expr(call_stride_height);
-        Expr sw = stride_width > 0 ? Expr(stride_width) : Expr(call_stride_width);
-        Expr dh = dilation_height > 0 ? Expr(dilation_height) : Expr(call_dilation_height);
-        Expr dw = dilation_width > 0 ? Expr(dilation_width) : Expr(call_dilation_width);
+        Expr filter_rows = fixed_or(filter_height, filter->dim(3).extent());
+        Expr filter_cols = fixed_or(filter_width, filter->dim(2).extent());
+        Expr sh = stride_rows();
+        Expr sw = stride_cols();
+        Expr dh = dilation_rows();
+        Expr dw = dilation_cols();
 
         // The input reads zero outside its rows and columns (the padding).
         p.input = BoundaryConditions::constant_exterior(
@@ -97,26 +73,19 @@ public:
         p.width = output->dim(1).extent();
         p.height = output->dim(2).extent();
 
-        gradtune::Structure structure{halide_type_to_enum_string(T),
-                                      data_format == DataFormat::NHWC ? "NHWC" : "NCHW",
-                                      {GRADTUNE_CONV2D_STRUCTURE(GRADTUNE_STRUCTURE_VALUE)}};
-        gradtune::apply(gradtune::checked_knobs("Conv2D", structure, knobs, get_target()), structure, p,
-                        get_target());
+        schedule("Conv2D", p);
     }
 
 private:
     // The unit-stride dimension is c / o (NHWC) or w (NCHW); a fixed filter
     // size is also a promise the filter buffer must keep.
     void declare_layout() {
-        if (data_format == DataFormat::NCHW) {
+        if (nchw()) {
             // The filter is HWIO in both formats: o keeps stride 1.
-            input->dim(0).set_stride(Expr());
-            input->dim(1).set_stride(1);
-            output->dim(0).set_stride(Expr());
-            output->dim(1).set_stride(1);
+            unit_stride_on_columns(input);
+            unit_stride_on_columns(output);
         }
-        if (filter_height > 0) filter->dim(3).set_bounds(0, filter_height);
-        if (filter_width > 0) filter->dim(2).set_bounds(0, filter_width);
+        promise_filter_size(filter, filter_height, filter_width);
     }
 };
 

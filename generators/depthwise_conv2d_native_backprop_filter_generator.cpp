@@ -15,6 +15,7 @@
 // Structural GeneratorParams (0 = read from the call at run time) let a
 // variant fix filter size, stride, dilations and depth multiplier.
 #include "Halide.h"
+#include "common/front_matter.h"
 #include "common/window.h"
 #include "depthwise_conv2d_native_backprop_filter.h"
 #include "halide_knobs.h"
@@ -22,45 +23,22 @@
 namespace {
 
 using namespace Halide;
-using gradtune::window::narrow;
-using gradtune::window::widen;
+using namespace gradtune::generator;
 
-enum class DataFormat { NHWC, NCHW };
-
-class DepthwiseConv2dNativeBackpropFilter : public Generator<DepthwiseConv2dNativeBackpropFilter> {
+class DepthwiseConv2dNativeBackpropFilter
+    : public OpGenerator<DepthwiseConv2dNativeBackpropFilter, DepthwiseFrontMatter, FilterGradientTensors> {
 public:
-    GeneratorParam<Type> T{"T", Float(32)};
-    GeneratorParam<DataFormat> data_format{"data_format", DataFormat::NHWC,
-                                           {{"NHWC", DataFormat::NHWC}, {"NCHW", DataFormat::NCHW}}};
-    GRADTUNE_DEPTHWISE_STRUCTURE(GRADTUNE_STRUCTURE_GENERATOR_PARAM)
     gradtune::DepthwiseConv2dNativeBackpropFilterKnobs knobs;
-
-    // The call's geometry; a variant that fixes a value ignores its input.
-    Input<int> call_stride{"call_stride"};
-    Input<int> call_dilation_height{"call_dilation_height"};
-    Input<int> call_dilation_width{"call_dilation_width"};
-    Input<int> pad_top{"pad_top"};    // TF's pad_before for rows
-    Input<int> pad_left{"pad_left"};  // TF's pad_before for columns
-
-    GeneratorInput<Buffer<>> *input = nullptr;         // (c, w, h, n)
-    GeneratorInput<Buffer<>> *out_backprop = nullptr;  // (k, ow, oh, n)
-    GeneratorOutput<Buffer<>> *output = nullptr;       // (m, c, fw, fh)
-
-    void configure() {
-        input = add_input<Buffer<>>("input", T, 4);
-        out_backprop = add_input<Buffer<>>("out_backprop", T, 4);
-        output = add_output<Buffer<>>("output", T, 4);
-    }
 
     void generate() {
         gradtune::DepthwiseConv2dNativeBackpropFilterPipeline p;
         Var m = p.m, c = p.c, x = p.x, y = p.y;
-        const Type acc_type = gradtune::window::accumulator_type(T);
+        const Type acc_type = accumulator_type();
 
-        Expr s = stride > 0 ? Expr(stride) : Expr(call_stride);
-        Expr dh = dilation_height > 0 ? Expr(dilation_height) : Expr(call_dilation_height);
-        Expr dw = dilation_width > 0 ? Expr(dilation_width) : Expr(call_dilation_width);
-        Expr multiplier = depth_multiplier > 0 ? Expr(depth_multiplier) : output->dim(0).extent();
+        Expr s = stride_value();
+        Expr dh = dilation_rows();
+        Expr dw = dilation_cols();
+        Expr multiplier = fixed_or(depth_multiplier, output->dim(0).extent());
 
         // Taps that land in the padding read zero and contribute nothing.
         p.input = BoundaryConditions::constant_exterior(
@@ -82,19 +60,14 @@ public:
 
         declare_layout(multiplier);
         p.channels = output->dim(1).extent();
-        p.filter_width = filter_width > 0 ? Expr(filter_width) : output->dim(2).extent();
-        p.filter_height = filter_height > 0 ? Expr(filter_height) : output->dim(3).extent();
+        p.filter_width = fixed_or(filter_width, output->dim(2).extent());
+        p.filter_height = fixed_or(filter_height, output->dim(3).extent());
         p.depth_multiplier = multiplier;
         p.out_cols = out_backprop->dim(1).extent();
         p.out_rows = out_backprop->dim(2).extent();
         p.batch = out_backprop->dim(3).extent();
 
-        gradtune::Structure structure{halide_type_to_enum_string(T),
-                                      data_format == DataFormat::NHWC ? "NHWC" : "NCHW",
-                                      {GRADTUNE_DEPTHWISE_STRUCTURE(GRADTUNE_STRUCTURE_VALUE)}};
-        gradtune::apply(
-            gradtune::checked_knobs("DepthwiseConv2dNativeBackpropFilter", structure, knobs, get_target()),
-            structure, p, get_target());
+        schedule("DepthwiseConv2dNativeBackpropFilter", p);
     }
 
 private:
@@ -103,16 +76,12 @@ private:
     void declare_layout(Expr multiplier) {
         // TF tensors are dense: the filter gradient's channel stride is M.
         output->dim(1).set_stride(multiplier);
-        if (data_format == DataFormat::NCHW) {
+        if (nchw()) {
             // The filter is [FH, FW, C, M] in both formats: m keeps stride 1.
-            input->dim(0).set_stride(Expr());
-            input->dim(1).set_stride(1);
-            out_backprop->dim(0).set_stride(Expr());
-            out_backprop->dim(1).set_stride(1);
+            unit_stride_on_columns(input);
+            unit_stride_on_columns(out_backprop);
         }
-        if (filter_height > 0) output->dim(3).set_bounds(0, filter_height);
-        if (filter_width > 0) output->dim(2).set_bounds(0, filter_width);
-        if (depth_multiplier > 0) output->dim(0).set_bounds(0, depth_multiplier);
+        promise_filter_size(output, filter_height, filter_width, depth_multiplier);
     }
 };
 

@@ -15,6 +15,7 @@
 // Structural GeneratorParams (0 = read from the call at run time) let a
 // variant fix filter size, stride, dilations and depth multiplier.
 #include "Halide.h"
+#include "common/front_matter.h"
 #include "common/window.h"
 #include "depthwise_conv2d_native_backprop_input.h"
 #include "halide_knobs.h"
@@ -22,46 +23,21 @@
 namespace {
 
 using namespace Halide;
-using gradtune::window::narrow;
-using gradtune::window::TapGather;
-using gradtune::window::widen;
-
-enum class DataFormat { NHWC, NCHW };
+using namespace gradtune::generator;
 
 class DepthwiseConv2dNativeBackpropInput
-    : public Generator<DepthwiseConv2dNativeBackpropInput> {
+    : public OpGenerator<DepthwiseConv2dNativeBackpropInput, DepthwiseFrontMatter, InputGradientTensors> {
 public:
-    GeneratorParam<Type> T{"T", Float(32)};
-    GeneratorParam<DataFormat> data_format{"data_format", DataFormat::NHWC,
-                                           {{"NHWC", DataFormat::NHWC}, {"NCHW", DataFormat::NCHW}}};
-    GRADTUNE_DEPTHWISE_STRUCTURE(GRADTUNE_STRUCTURE_GENERATOR_PARAM)
     gradtune::DepthwiseConv2dNativeBackpropInputKnobs knobs;
-
-    // The call's geometry; a variant that fixes a value ignores its input.
-    Input<int> call_stride{"call_stride"};
-    Input<int> call_dilation_height{"call_dilation_height"};
-    Input<int> call_dilation_width{"call_dilation_width"};
-    Input<int> pad_top{"pad_top"};    // TF's pad_before for rows
-    Input<int> pad_left{"pad_left"};  // TF's pad_before for columns
-
-    GeneratorInput<Buffer<>> *filter = nullptr;        // (m, c, fw, fh)
-    GeneratorInput<Buffer<>> *out_backprop = nullptr;  // (k, ow, oh, n)
-    GeneratorOutput<Buffer<>> *output = nullptr;       // (c, w, h, n)
-
-    void configure() {
-        filter = add_input<Buffer<>>("filter", T, 4);
-        out_backprop = add_input<Buffer<>>("out_backprop", T, 4);
-        output = add_output<Buffer<>>("output", T, 4);
-    }
 
     void generate() {
         gradtune::DepthwiseConv2dNativeBackpropInputPipeline p;
         Var c = p.c, x = p.x, y = p.y, n = p.n;
-        const Type acc_type = gradtune::window::accumulator_type(T);
+        const Type acc_type = accumulator_type();
 
-        Expr filter_rows = filter_height > 0 ? Expr(filter_height) : filter->dim(3).extent();
-        Expr filter_cols = filter_width > 0 ? Expr(filter_width) : filter->dim(2).extent();
-        Expr multiplier = depth_multiplier > 0 ? Expr(depth_multiplier) : filter->dim(0).extent();
+        Expr filter_rows = fixed_or(filter_height, filter->dim(3).extent());
+        Expr filter_cols = fixed_or(filter_width, filter->dim(2).extent());
+        Expr multiplier = fixed_or(depth_multiplier, filter->dim(0).extent());
 
         // out_backprop reads zero outside its rows and columns; taps that land
         // there contribute nothing.
@@ -83,17 +59,9 @@ public:
         p.output = *output;
 
         declare_layout(multiplier);
-        p.channels = output->dim(0).extent();
-        p.width = output->dim(1).extent();
-        p.height = output->dim(2).extent();
-        p.depth_multiplier = multiplier;
+        set_depthwise_extents(p, output, multiplier);
 
-        gradtune::Structure structure{halide_type_to_enum_string(T),
-                                      data_format == DataFormat::NHWC ? "NHWC" : "NCHW",
-                                      {GRADTUNE_DEPTHWISE_STRUCTURE(GRADTUNE_STRUCTURE_VALUE)}};
-        gradtune::apply(
-            gradtune::checked_knobs("DepthwiseConv2dNativeBackpropInput", structure, knobs, get_target()),
-            structure, p, get_target());
+        schedule("DepthwiseConv2dNativeBackpropInput", p);
     }
 
 private:
@@ -102,16 +70,12 @@ private:
     void declare_layout(Expr multiplier) {
         // TF tensors are dense: the filter's channel stride is M.
         filter->dim(1).set_stride(multiplier);
-        if (data_format == DataFormat::NCHW) {
+        if (nchw()) {
             // The filter is [FH, FW, C, M] in both formats: m keeps stride 1.
-            out_backprop->dim(0).set_stride(Expr());
-            out_backprop->dim(1).set_stride(1);
-            output->dim(0).set_stride(Expr());
-            output->dim(1).set_stride(1);
+            unit_stride_on_columns(out_backprop);
+            unit_stride_on_columns(output);
         }
-        if (filter_height > 0) filter->dim(3).set_bounds(0, filter_height);
-        if (filter_width > 0) filter->dim(2).set_bounds(0, filter_width);
-        if (depth_multiplier > 0) filter->dim(0).set_bounds(0, depth_multiplier);
+        promise_filter_size(filter, filter_height, filter_width, depth_multiplier);
     }
 };
 

@@ -15,6 +15,7 @@
 // Structural GeneratorParams (0 = read from the call at run time) let a
 // variant fix filter size, stride, dilations and depth multiplier.
 #include "Halide.h"
+#include "common/front_matter.h"
 #include "common/window.h"
 #include "depthwise_conv2d_native.h"
 #include "halide_knobs.h"
@@ -22,47 +23,23 @@
 namespace {
 
 using namespace Halide;
-using gradtune::window::narrow;
-using gradtune::window::widen;
+using namespace gradtune::generator;
 
-enum class DataFormat { NHWC, NCHW };
-
-class DepthwiseConv2dNative : public Generator<DepthwiseConv2dNative> {
+class DepthwiseConv2dNative : public OpGenerator<DepthwiseConv2dNative, DepthwiseFrontMatter, ForwardTensors> {
 public:
-    GeneratorParam<Type> T{"T", Float(32)};
-    GeneratorParam<DataFormat> data_format{"data_format", DataFormat::NHWC,
-                                           {{"NHWC", DataFormat::NHWC}, {"NCHW", DataFormat::NCHW}}};
-    GRADTUNE_DEPTHWISE_STRUCTURE(GRADTUNE_STRUCTURE_GENERATOR_PARAM)
     gradtune::DepthwiseConv2dNativeKnobs knobs;
-
-    // The call's geometry; a variant that fixes a value ignores its input.
-    Input<int> call_stride{"call_stride"};
-    Input<int> call_dilation_height{"call_dilation_height"};
-    Input<int> call_dilation_width{"call_dilation_width"};
-    Input<int> pad_top{"pad_top"};    // TF's pad_before for rows
-    Input<int> pad_left{"pad_left"};  // TF's pad_before for columns
-
-    GeneratorInput<Buffer<>> *input = nullptr;    // (c, w, h, n)
-    GeneratorInput<Buffer<>> *filter = nullptr;   // (m, c, fw, fh)
-    GeneratorOutput<Buffer<>> *output = nullptr;  // (k, ow, oh, n)
-
-    void configure() {
-        input = add_input<Buffer<>>("input", T, 4);
-        filter = add_input<Buffer<>>("filter", T, 4);
-        output = add_output<Buffer<>>("output", T, 4);
-    }
 
     void generate() {
         gradtune::DepthwiseConv2dNativePipeline p;
         Var k = p.k, x = p.x, y = p.y, n = p.n;
-        const Type acc_type = gradtune::window::accumulator_type(T);
+        const Type acc_type = accumulator_type();
 
-        Expr filter_rows = filter_height > 0 ? Expr(filter_height) : filter->dim(3).extent();
-        Expr filter_cols = filter_width > 0 ? Expr(filter_width) : filter->dim(2).extent();
-        Expr multiplier = depth_multiplier > 0 ? Expr(depth_multiplier) : filter->dim(0).extent();
-        Expr s = stride > 0 ? Expr(stride) : Expr(call_stride);
-        Expr dh = dilation_height > 0 ? Expr(dilation_height) : Expr(call_dilation_height);
-        Expr dw = dilation_width > 0 ? Expr(dilation_width) : Expr(call_dilation_width);
+        Expr filter_rows = fixed_or(filter_height, filter->dim(3).extent());
+        Expr filter_cols = fixed_or(filter_width, filter->dim(2).extent());
+        Expr multiplier = fixed_or(depth_multiplier, filter->dim(0).extent());
+        Expr s = stride_value();
+        Expr dh = dilation_rows();
+        Expr dw = dilation_cols();
 
         // The input reads zero outside its rows and columns (the padding).
         p.input = BoundaryConditions::constant_exterior(
@@ -81,16 +58,9 @@ public:
         p.output = *output;
 
         declare_layout(multiplier);
-        p.channels = output->dim(0).extent();
-        p.width = output->dim(1).extent();
-        p.height = output->dim(2).extent();
-        p.depth_multiplier = multiplier;
+        set_depthwise_extents(p, output, multiplier);
 
-        gradtune::Structure structure{halide_type_to_enum_string(T),
-                                      data_format == DataFormat::NHWC ? "NHWC" : "NCHW",
-                                      {GRADTUNE_DEPTHWISE_STRUCTURE(GRADTUNE_STRUCTURE_VALUE)}};
-        gradtune::apply(gradtune::checked_knobs("DepthwiseConv2dNative", structure, knobs, get_target()),
-                        structure, p, get_target());
+        schedule("DepthwiseConv2dNative", p);
     }
 
 private:
@@ -100,16 +70,12 @@ private:
         // TF tensors are dense: the filter's channel stride is M, so the
         // filter element of output channel k = c*M + m sits at offset k.
         filter->dim(1).set_stride(multiplier);
-        if (data_format == DataFormat::NCHW) {
+        if (nchw()) {
             // The filter is [FH, FW, C, M] in both formats: m keeps stride 1.
-            input->dim(0).set_stride(Expr());
-            input->dim(1).set_stride(1);
-            output->dim(0).set_stride(Expr());
-            output->dim(1).set_stride(1);
+            unit_stride_on_columns(input);
+            unit_stride_on_columns(output);
         }
-        if (filter_height > 0) filter->dim(3).set_bounds(0, filter_height);
-        if (filter_width > 0) filter->dim(2).set_bounds(0, filter_width);
-        if (depth_multiplier > 0) filter->dim(0).set_bounds(0, depth_multiplier);
+        promise_filter_size(filter, filter_height, filter_width, depth_multiplier);
     }
 };
 

@@ -14,46 +14,33 @@
 //   output  (d, c, r, n)   TF [N, OH, OW, C]
 //   row_pooling_sequence (i), OH + 1 values; col likewise with OW + 1
 #include "Halide.h"
+#include "common/front_matter.h"
 #include "fractional_avg_pool.h"
 #include "halide_knobs.h"
 
 namespace {
 
 using namespace Halide;
+using namespace gradtune::generator;
 
-enum class DataFormat { NHWC };
-
-class FractionalAvgPool : public Generator<FractionalAvgPool> {
+class FractionalAvgPool : public OpGenerator<FractionalAvgPool, PoolingFrontMatter, PoolingTensors> {
 public:
-    GeneratorParam<Type> T{"T", Float(32)};
-    GeneratorParam<DataFormat> data_format{"data_format", DataFormat::NHWC, {{"NHWC", DataFormat::NHWC}}};
-    // TF's bool attr as a structural value: 0 = from the call, 1 = false, 2 = true.
-    GRADTUNE_POOLING_STRUCTURE(GRADTUNE_STRUCTURE_GENERATOR_PARAM)
     gradtune::FractionalAvgPoolKnobs knobs;
 
-    Input<int> call_overlapping{"call_overlapping"};  // 0 or 1; ignored when `overlapping` is fixed
-    Input<int> max_row_span{"max_row_span"};          // rows of the tallest cell
-    Input<int> max_col_span{"max_col_span"};          // columns of the widest cell
+    Input<int> max_row_span{"max_row_span"};  // rows of the tallest cell
+    Input<int> max_col_span{"max_col_span"};  // columns of the widest cell
     Input<Buffer<int64_t, 1>> row_pooling_sequence{"row_pooling_sequence"};
     Input<Buffer<int64_t, 1>> col_pooling_sequence{"col_pooling_sequence"};
 
-    GeneratorInput<Buffer<>> *value = nullptr;    // (d, w, h, n)
-    GeneratorOutput<Buffer<>> *output = nullptr;  // (d, c, r, n)
-
-    void configure() {
-        value = add_input<Buffer<>>("value", T, 4);
-        output = add_output<Buffer<>>("output", T, 4);
-    }
 
     void generate() {
-        _halide_user_assert(overlapping >= 0 && overlapping <= 2)
-            << "overlapping must be 0 (run time), 1 (false) or 2 (true), not " << static_cast<int>(overlapping);
+        check_overlapping();
         gradtune::FractionalAvgPoolPipeline p;
         Var d = p.d, c = p.c, r = p.r, n = p.n;
 
         Expr in_rows = value->dim(2).extent(), in_cols = value->dim(1).extent();
         Expr out_rows = output->dim(2).extent(), out_cols = output->dim(1).extent();
-        Expr overlap = overlapping > 0 ? Expr(overlapping == 2) : call_overlapping != 0;
+        Expr overlap = overlapping_value();
         Axis rows{row_pooling_sequence, overlap, in_rows, out_rows};
         Axis cols{col_pooling_sequence, overlap, in_cols, out_cols};
 
@@ -79,28 +66,8 @@ public:
         p.width = output->dim(1).extent();
         p.height = output->dim(2).extent();
 
-        gradtune::Structure structure{
-            halide_type_to_enum_string(T), "NHWC", {GRADTUNE_POOLING_STRUCTURE(GRADTUNE_STRUCTURE_VALUE)}};
-        gradtune::apply(gradtune::checked_knobs("FractionalAvgPool", structure, knobs, get_target()),
-                        structure, p, get_target());
+        schedule("FractionalAvgPool", p);
     }
-
-private:
-    // One spatial axis: TF's cell bounds from its pooling sequence.
-    struct Axis {
-        const Input<Buffer<int64_t, 1>> &sequence;
-        Expr overlap, in_size, out_size;
-
-        // sequence[i], the index clamped into the buffer (out_size + 1 values).
-        Expr at(Expr i) const { return sequence(clamp(i, 0, out_size)); }
-        Expr start(Expr cell) const { return at(cell); }
-        Expr end(Expr cell) const {
-            Expr next = at(cell + 1);
-            return min(select(overlap, next, next - 1), cast<int64_t>(in_size) - 1);
-        }
-        // Pixels of the cell along this axis (int64).
-        Expr size(Expr cell) const { return end(cell) - start(cell) + 1; }
-    };
 };
 
 }  // namespace

@@ -59,27 +59,22 @@
 //   row_cells    (k, h)         k = 0: first cell of row h's range, k = 1: range length
 //   col_cells    (k, w)         the same for columns
 #include "Halide.h"
+#include "common/front_matter.h"
 #include "fractional_avg_pool_grad.h"
 #include "halide_knobs.h"
 
 namespace {
 
 using namespace Halide;
+using namespace gradtune::generator;
 
-enum class DataFormat { NHWC };
-
-class FractionalAvgPoolGrad : public Generator<FractionalAvgPoolGrad> {
+class FractionalAvgPoolGrad : public OpGenerator<FractionalAvgPoolGrad, PoolingFrontMatter, PoolingGradientTensors> {
 public:
-    GeneratorParam<Type> T{"T", Float(32)};
-    GeneratorParam<DataFormat> data_format{"data_format", DataFormat::NHWC, {{"NHWC", DataFormat::NHWC}}};
-    // TF's bool attr as a structural value: 0 = from the call, 1 = false, 2 = true.
-    GRADTUNE_POOLING_STRUCTURE(GRADTUNE_STRUCTURE_GENERATOR_PARAM)
     gradtune::FractionalAvgPoolGradKnobs knobs;
 
-    Input<int> call_overlapping{"call_overlapping"};  // 0 or 1; ignored when `overlapping` is fixed
-    Input<int> max_row_cells{"max_row_cells"};        // the longest row search range
-    Input<int> max_col_cells{"max_col_cells"};        // the longest column search range
-    Input<int> ranges_exact{"ranges_exact"};          // 1: every cell of every range covers its pixel
+    Input<int> max_row_cells{"max_row_cells"};  // the longest row search range
+    Input<int> max_col_cells{"max_col_cells"};  // the longest column search range
+    Input<int> ranges_exact{"ranges_exact"};    // 1: every cell of every range covers its pixel
     // Every cell of input row h's search range lies within
     // [band(h) - row_band_below, band(h) + row_band_above], band(h) = h * OH / H.
     Input<int> row_band_below{"row_band_below"};
@@ -89,19 +84,10 @@ public:
     Input<Buffer<int32_t, 2>> row_cells{"row_cells"};  // (k, h)
     Input<Buffer<int32_t, 2>> col_cells{"col_cells"};  // (k, w)
 
-    GeneratorInput<Buffer<>> *out_backprop = nullptr;  // (d, c, r, n)
-    GeneratorOutput<Buffer<>> *output = nullptr;       // (d, w, h, n)
-
-    void configure() {
-        out_backprop = add_input<Buffer<>>("out_backprop", T, 4);
-        output = add_output<Buffer<>>("output", T, 4);
-    }
 
     void generate() {
-        _halide_user_assert(overlapping >= 0 && overlapping <= 2)
-            << "overlapping must be 0 (run time), 1 (false) or 2 (true), not " << static_cast<int>(overlapping);
-        gradtune::Structure structure{
-            halide_type_to_enum_string(T), "NHWC", {GRADTUNE_POOLING_STRUCTURE(GRADTUNE_STRUCTURE_VALUE)}};
+        check_overlapping();
+        const gradtune::Structure structure = this->structure();
         const gradtune::Knobs checked =
             gradtune::checked_knobs("FractionalAvgPoolGrad", structure, knobs, get_target());
         const bool cpu = gradtune::device_of(get_target()) == gradtune::Device::cpu;
@@ -110,7 +96,7 @@ public:
 
         Expr out_rows = out_backprop->dim(2).extent(), out_cols = out_backprop->dim(1).extent();
         Expr in_rows = output->dim(2).extent(), in_cols = output->dim(1).extent();
-        Expr overlap = overlapping > 0 ? Expr(overlapping == 2) : call_overlapping != 0;
+        Expr overlap = overlapping_value();
         Axis rows{row_pooling_sequence, overlap, in_rows, out_rows};
         Axis cols{col_pooling_sequence, overlap, in_cols, out_cols};
 
@@ -175,28 +161,6 @@ private:
         Expr low = (Expr(1.0) - size * high) / size;
         return select(is_finite(value), value * high + value * low, value * high);
     }
-
-    // One spatial axis: TF's cell bounds from its pooling sequence.
-    struct Axis {
-        const Input<Buffer<int64_t, 1>> &sequence;
-        Expr overlap, in_size, out_size;
-
-        // sequence[i], the index clamped into the buffer (the runtime passes
-        // out_size + 1 values).
-        Expr at(Expr i) const { return sequence(clamp(i, 0, out_size)); }
-        // in_row_start / in_row_end of TF's loop (the end clamped to the input).
-        Expr start(Expr cell) const { return at(cell); }
-        Expr end(Expr cell) const {
-            Expr next = at(cell + 1);
-            return min(select(overlap, next, next - 1), cast<int64_t>(in_size) - 1);
-        }
-        Expr covers(Expr cell, Expr pixel) const {
-            Expr p = cast<int64_t>(pixel);
-            return start(cell) <= p && p <= end(cell);
-        }
-        // Number of pixels of the cell along this axis (>= 1 where it covers one).
-        Expr size(Expr cell) const { return end(cell) - start(cell) + 1; }
-    };
 };
 
 }  // namespace

@@ -70,22 +70,12 @@ inline KnobSpace cpu_space(const Structure &s) {
         const int registers_per_vector = std::max(1, k.vector_width * accumulator_bytes / 64);
         return (k.vectors_per_tile * k.tile_other * k.tile_y + k.vectors_per_tile) * registers_per_vector + 1;
     };
-    KnobSpace space;
-    space.knobs = GRADTUNE_KNOB_LIST(GRADTUNE_CONV2D_CPU_KNOBS);
-    space.registers = KnobSpace::typed<Conv2DCpuKnobs>(registers);
-    space.constraint = KnobSpace::typed<Conv2DCpuKnobs>([=](const Conv2DCpuKnobs &k) -> std::string {
-        const int vector_bytes = k.vector_width * bytes;
-        if (std::string why = check_vector_bytes(vector_bytes); !why.empty()) return why;
-        if (std::string why = check_registers("register tile", registers(k)); !why.empty()) return why;
-        return check_unroll_taps(k.unroll_taps, fixed.filter_height, fixed.filter_width);
-    });
-    return space;
+    return register_tile_space<Conv2DCpuKnobs>(GRADTUNE_KNOB_LIST(GRADTUNE_CONV2D_CPU_KNOBS), bytes, registers,
+                                               fixed.filter_height, fixed.filter_width);
 }
 
 inline KnobSpace cuda_space(const Structure &) {
-    return cuda_block_space<Conv2DCudaKnobs>(
-        GRADTUNE_KNOB_LIST(GRADTUNE_CONV2D_CUDA_KNOBS),
-        [](const Conv2DCudaKnobs &k) { return k.threads_inner * k.threads_other * k.threads_y; });
+    return cuda_tile_block_space<Conv2DCudaKnobs>(GRADTUNE_KNOB_LIST(GRADTUNE_CONV2D_CUDA_KNOBS));
 }
 
 }  // namespace conv2d_space

@@ -86,9 +86,7 @@ inline KnobSpace cpu_space(const Structure &s) {
     // Intel Xeon (x86-64-linux-avx512_sapphirerapids, GRADTUNE_MAX_CPU_ISA=avx2).
     space.constraint =
         KnobSpace::typed<Conv2DBackpropFilterCpuKnobs>([=](const Conv2DBackpropFilterCpuKnobs &k) -> std::string {
-            const int vector_bytes = k.vector_width * bytes;
-            if (std::string why = check_vector_bytes(vector_bytes); !why.empty()) return why;
-            if (std::string why = check_registers("register tile", registers(k)); !why.empty()) return why;
+            if (std::string why = check_register_tile(k.vector_width * bytes, registers(k)); !why.empty()) return why;
             const int filter_w = fixed.filter_width;
             if (filter_w > 0 && k.tile_fw > filter_w)
                 return "tile_fw " + std::to_string(k.tile_fw) + " is wider than the filter";

@@ -207,9 +207,8 @@ inline KnobSpace cpu_space(const Structure &s) {
 }
 
 inline KnobSpace cuda_space(const Structure &) {
-    return cuda_block_space<Conv2DBackpropInputCudaKnobs>(
-        GRADTUNE_KNOB_LIST(GRADTUNE_CONV2D_BACKPROP_INPUT_CUDA_KNOBS),
-        [](const Conv2DBackpropInputCudaKnobs &k) { return k.threads_inner * k.threads_other * k.threads_y; });
+    return cuda_tile_block_space<Conv2DBackpropInputCudaKnobs>(
+        GRADTUNE_KNOB_LIST(GRADTUNE_CONV2D_BACKPROP_INPUT_CUDA_KNOBS));
 }
 
 }  // namespace conv2d_backprop_input_space

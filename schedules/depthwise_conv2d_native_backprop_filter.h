@@ -122,9 +122,7 @@ inline KnobSpace cpu_space(const Structure &s) {
     space.registers = KnobSpace::typed<DepthwiseConv2dNativeBackpropFilterCpuKnobs>(registers);
     space.constraint = KnobSpace::typed<DepthwiseConv2dNativeBackpropFilterCpuKnobs>(
         [=](const DepthwiseConv2dNativeBackpropFilterCpuKnobs &k) -> std::string {
-            const int vector_bytes = k.vector_width * bytes;
-            if (std::string why = check_vector_bytes(vector_bytes); !why.empty()) return why;
-            if (std::string why = check_registers("register tile", registers(k)); !why.empty()) return why;
+            if (std::string why = check_register_tile(k.vector_width * bytes, registers(k)); !why.empty()) return why;
             // Unrolled columns multiply the guarded channel loop of the L1
             // accumulators: minutes of compile time for little reuse.
             if (k.unroll_columns > 1 && k.channels_inside_reduction)

@@ -62,25 +62,14 @@ inline KnobSpace cpu_space(const Structure &s) {
         const int live_rows = (k.tile_y + stride - 1) / stride;
         return k.vectors_per_tile * live_columns * live_rows * std::max(1, k.vector_width * bytes / 64);
     };
-    KnobSpace space;
-    space.knobs = GRADTUNE_KNOB_LIST(GRADTUNE_DEPTHWISE_CONV2D_NATIVE_BACKPROP_INPUT_CPU_KNOBS);
-    space.registers = KnobSpace::typed<DepthwiseConv2dNativeBackpropInputCpuKnobs>(registers);
-    space.constraint = KnobSpace::typed<DepthwiseConv2dNativeBackpropInputCpuKnobs>(
-        [=](const DepthwiseConv2dNativeBackpropInputCpuKnobs &k) -> std::string {
-            const int vector_bytes = k.vector_width * bytes;
-            if (std::string why = check_vector_bytes(vector_bytes); !why.empty()) return why;
-            if (std::string why = check_registers("register tile", registers(k)); !why.empty()) return why;
-            return check_unroll_taps(k.unroll_taps, fixed.filter_height, fixed.filter_width);
-        });
-    return space;
+    return register_tile_space<DepthwiseConv2dNativeBackpropInputCpuKnobs>(
+        GRADTUNE_KNOB_LIST(GRADTUNE_DEPTHWISE_CONV2D_NATIVE_BACKPROP_INPUT_CPU_KNOBS), bytes, registers,
+        fixed.filter_height, fixed.filter_width);
 }
 
 inline KnobSpace cuda_space(const Structure &) {
-    return cuda_block_space<DepthwiseConv2dNativeBackpropInputCudaKnobs>(
-        GRADTUNE_KNOB_LIST(GRADTUNE_DEPTHWISE_CONV2D_NATIVE_BACKPROP_INPUT_CUDA_KNOBS),
-        [](const DepthwiseConv2dNativeBackpropInputCudaKnobs &k) {
-            return k.threads_inner * k.threads_other * k.threads_y;
-        });
+    return cuda_tile_block_space<DepthwiseConv2dNativeBackpropInputCudaKnobs>(
+        GRADTUNE_KNOB_LIST(GRADTUNE_DEPTHWISE_CONV2D_NATIVE_BACKPROP_INPUT_CUDA_KNOBS));
 }
 
 }  // namespace depthwise_conv2d_native_backprop_input_space

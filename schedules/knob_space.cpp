@@ -128,6 +128,11 @@ std::string check_registers(std::string_view what, int registers) {
     return "the " + std::string(what) + " needs " + std::to_string(registers) + " vector registers (max 32)";
 }
 
+std::string check_register_tile(int vector_bytes, int registers) {
+    if (std::string why = check_vector_bytes(vector_bytes); !why.empty()) return why;
+    return check_registers("register tile", registers);
+}
+
 namespace {
 
 // The registers of `file` that the register tile of `knobs` needs.

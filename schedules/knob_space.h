@@ -208,6 +208,35 @@ KnobSpace cuda_block_space(std::vector<Knob> knobs, Threads threads) {
     return space;
 }
 
+// cuda_block_space of an op whose block is threads_inner x threads_other x
+// threads_y threads (its CUDA table's knobs).
+template <class Typed>
+KnobSpace cuda_tile_block_space(std::vector<Knob> knobs) {
+    return cuda_block_space<Typed>(std::move(knobs),
+                                   [](const Typed &k) { return k.threads_inner * k.threads_other * k.threads_y; });
+}
+
+// The rules a register-tiled CPU space starts with: a vector of
+// `vector_bytes` (check_vector_bytes), and a register tile of `registers`.
+std::string check_register_tile(int vector_bytes, int registers);
+
+// A CPU space of a register tile whose only rules are check_register_tile and
+// check_unroll_taps: `registers(k)` counts the tile's registers of the typed
+// setting k (KnobSpace::registers), `dtype_bytes` the bytes of one lane.
+template <class Typed, class Registers>
+KnobSpace register_tile_space(std::vector<Knob> knobs, int dtype_bytes, Registers registers, int filter_height,
+                              int filter_width) {
+    KnobSpace space;
+    space.knobs = std::move(knobs);
+    space.registers = KnobSpace::typed<Typed>(registers);
+    space.constraint = KnobSpace::typed<Typed>([=](const Typed &k) -> std::string {
+        if (std::string why = check_register_tile(k.vector_width * dtype_bytes, registers(k)); !why.empty())
+            return why;
+        return check_unroll_taps(k.unroll_taps, filter_height, filter_width);
+    });
+    return space;
+}
+
 // An op's OpSchema::space: `cpu_space` for Device::cpu, `cuda_space` for
 // Device::cuda.
 std::function<KnobSpace(Device, const Structure &)> per_device(KnobSpace (*cpu_space)(const Structure &),

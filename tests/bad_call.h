@@ -9,10 +9,13 @@
 
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gradtune/gradtune.h"
+#include "test_util.h"
 
 namespace gradtune::testing {
 
@@ -66,5 +69,56 @@ void expect_zeros(const Call &call) {
     REQUIRE(r.status.ok());
     CHECK(r.zeros);
 }
+
+// The rows of a caller-provided output that does not fit a call whose
+// output is float [1, 4, 4, 2]: of another shape, of another dtype.
+template <typename BadCall>
+void check_caller_output_rows() {
+    BadCall c;
+    c.output_shape = {1, 4, 4, 3};
+    expect_error(c, StatusCode::kInvalidArgument, "output has shape [1,4,4,3], expected [1,4,4,2]");
+    Tensor output(DataType::kDouble, {1, 4, 4, 2});
+    CHECK(BadCall().run(output.ref()).message() == "output has dtype double, expected float");
+}
+
+// The BadCall of a forward convolution Op (Conv2D, DepthwiseConv2dNative):
+// a float32 NHWC input [1, 4, 4, 2] of ones, a filter of ones of
+// `filter_shape`, SAME padding, stride 1; an override replaces a tensor by a
+// view (of a tensor a row keeps alive).
+template <typename Op>
+struct ForwardBadCall {
+    explicit ForwardBadCall(std::vector<int64_t> filter_shape)
+        : filter(make_tensor(DataType::kFloat, filter_shape,
+                             std::vector<double>(static_cast<size_t>(NumElements(filter_shape)), 1.0))) {}
+
+    Tensor input = make_tensor(DataType::kFloat, {1, 4, 4, 2}, std::vector<double>(32, 1.0));
+    Tensor filter;
+    std::vector<int> strides = {1, 1, 1, 1};
+    std::string padding = "SAME";
+    typename Op::Attrs attrs;
+    std::optional<ConstTensorRef> input_override;
+    std::optional<ConstTensorRef> filter_override;
+    std::vector<int64_t> output_shape = {1, 4, 4, 2};
+    RunOptions options;
+
+    DataType dtype() const { return input.dtype(); }
+    Status run(TensorRef output) const {
+        return Op::Compute(input_override ? *input_override : input.cref(),
+                           filter_override ? *filter_override : filter.cref(), strides, padding, output, attrs,
+                           options);
+    }
+
+    // This call on `x` and `f` with `pad` (EXPLICIT: `pads`) must turn an
+    // output of `shape` holding the sentinel all zero (expect_zeros).
+    void expect_zeros_on(const Tensor &x, const Tensor &f, const std::string &pad, const std::vector<int> &pads,
+                         const std::vector<int64_t> &shape) {
+        input = x;
+        filter = f;
+        padding = pad;
+        attrs = Op::ExplicitPaddings(pads);
+        output_shape = shape;
+        expect_zeros(*this);
+    }
+};
 
 }  // namespace gradtune::testing

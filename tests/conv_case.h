@@ -404,6 +404,25 @@ struct ConvOp {
     }
 };
 
+// The ConvOp of a forward convolution (Conv2D, DepthwiseConv2dNative):
+// Op::Compute on a case's activation and filter, with the strides
+// `strides(k)` gives (rows, columns), against `reference`, the op's plain
+// loop over (input, shape, filter, shape, output rows, columns, geometry).
+template <typename Op, typename Case, typename Strides, typename Reference>
+ConvOp<Case> forward_conv_op(Strides strides, Reference reference) {
+    return {[strides](const Case &k, const ConvOperands &o, const ConvRun &run, Tensor *output) {
+                const auto [rows, cols] = strides(k);
+                return Op::Compute(run.activation(o.in_shape, o.x), run.filter(o.filter_shape, o.f),
+                                   run.strides(rows, cols), k.padding, output, conv_attrs<Op>(k, run.layout),
+                                   run.options);
+            },
+            [reference](const ConvOperands &o) {
+                return reference(o.x, o.in_shape, o.f, o.filter_shape, o.w.rows.output, o.w.cols.output,
+                                 o.w.geometry);
+            },
+            Operand::kOutput};
+}
+
 // The adjoint identity of a convolution gradient, for each case in both
 // layouts, in float64: with y = forward(x, f), the plain-loop forward
 // reference (reference::conv2d, reference::depthwise_conv2d_native),

@@ -44,16 +44,13 @@ struct Case {
 };
 
 // The op under test (conv_case.h), and its plain-loop reference.
-const ConvOp<Case> run_case{[](const Case &k, const ConvOperands &o, const ConvRun &run, Tensor *output) {
-                                return Conv2D::Compute(run.activation(o.in_shape, o.x), run.filter(o.filter_shape, o.f),
-                                                       run.strides(k.stride_h, k.stride_w), k.padding, output,
-                                                       conv_attrs<Conv2D>(k, run.layout), run.options);
-                            },
-                            [](const ConvOperands &o) {
-                                return reference::conv2d(o.x, o.in_shape, o.f, o.filter_shape, o.w.rows.output,
-                                                         o.w.cols.output, o.w.geometry);
-                            },
-                            Operand::kOutput};
+const ConvOp<Case> run_case = forward_conv_op<Conv2D, Case>(
+    [](const Case &k) { return std::pair{k.stride_h, k.stride_w}; }, reference::conv2d);
+
+// A valid base call that each bad-input row changes in one place.
+struct BadCall : ForwardBadCall<Conv2D> {
+    BadCall() : ForwardBadCall({3, 3, 2, 2}) {}
+};
 
 // A sweep over what a generic variant leaves to run time: strides (also
 // unequal), dilations, filter shapes, every padding mode (explicit ones
@@ -130,10 +127,8 @@ bool fits(const VariantInfo &v, const Case &k) {
 }  // namespace
 
 TEST_CASE("every CPU variant of Conv2D matches the reference", "[conv2d][variants]") {
-    const SweepCounts n = check_every_variant<Case>(kOp, generic_cases, specialised_cases, fits, run_case);
-    INFO("cases checked: " << n.checked);
-    CHECK(n.variants >= 10);  // the generic variants: 5 dtypes x 2 layouts
-    CHECK(n.checked > 1500);
+    check_every_variant<Case>(kOp, generic_cases, specialised_cases, fits, run_case)
+        .check_at_least(10, 1500);  // the generic variants: 5 dtypes x 2 layouts
 }
 
 TEST_CASE("Conv2D reproduces TF's conv_ops_test forward goldens", "[conv2d]") {
@@ -210,28 +205,6 @@ TEST_CASE("Conv2D on TF's Conv2D test shapes (spec 13.3) in every dtype and layo
                 CHECK(o.error <= tolerance(dtype));
             }
 }
-
-namespace {
-
-// A valid base call that each bad-input row changes in one place.
-struct BadCall {
-    Tensor input = make_tensor(DataType::kFloat, {1, 4, 4, 2}, std::vector<double>(32, 1.0));
-    Tensor filter = make_tensor(DataType::kFloat, {3, 3, 2, 2}, std::vector<double>(36, 1.0));
-    std::vector<int> strides = {1, 1, 1, 1};
-    std::string padding = "SAME";
-    Conv2D::Attrs attrs;
-    std::optional<ConstTensorRef> input_override;
-    std::optional<ConstTensorRef> filter_override;
-    std::vector<int64_t> output_shape = {1, 4, 4, 2};
-
-    DataType dtype() const { return input.dtype(); }
-    Status run(TensorRef output) const {
-        return Conv2D::Compute(input_override ? *input_override : input.cref(),
-                               filter_override ? *filter_override : filter.cref(), strides, padding, output, attrs);
-    }
-};
-
-}  // namespace
 
 TEST_CASE("bad Conv2D inputs get TF's error kind and text and leave the output untouched", "[conv2d][errors]") {
     using C = StatusCode;
@@ -373,12 +346,7 @@ TEST_CASE("bad Conv2D inputs get TF's error kind and text and leave the output u
         check_attr_value_rows<BadCall>();
     }
     SECTION("a caller-provided output of the wrong shape or dtype") {
-        BadCall c;
-        c.output_shape = {1, 4, 4, 3};
-        expect_error(c, C::kInvalidArgument, "output has shape [1,4,4,3], expected [1,4,4,2]");
-        Tensor output(DataType::kDouble, {1, 4, 4, 2});
-        Status st = Conv2D::Compute(c.input, c.filter, c.strides, c.padding, output.ref());
-        CHECK(st.message() == "output has dtype double, expected float");
+        check_caller_output_rows<BadCall>();
     }
 }
 
@@ -387,24 +355,14 @@ TEST_CASE("empty Conv2D results follow TF's order: empty output then empty input
     // filter or groups that do not divide the output depth); an empty input
     // with a non-empty output gives zeros, also with a filter TF's launcher
     // would refuse, because TF zero-fills before launching.
-    auto expect_zeros_for = [](const Tensor &input, const Tensor &filter, const std::string &padding,
-                               const std::vector<int> &pads, const std::vector<int64_t> &shape) {
-        BadCall c;
-        c.input = input;
-        c.filter = filter;
-        c.padding = padding;
-        c.attrs = Conv2D::ExplicitPaddings(pads);
-        c.output_shape = shape;
-        expect_zeros(c);
-    };
     // No rows, padding gives 2: zeros. Same with a zero-element filter.
-    expect_zeros_for(Tensor(DataType::kFloat, {2, 0, 3, 2}), Tensor(DataType::kFloat, {3, 3, 2, 4}), "EXPLICIT",
-                     {0, 0, 2, 2, 1, 1, 0, 0}, {2, 2, 3, 4});
-    expect_zeros_for(Tensor(DataType::kInt32, {2, 0, 3, 2}), Tensor(DataType::kInt32, {3, 0, 2, 4}), "EXPLICIT",
-                     {0, 0, 2, 2, 1, 1, 0, 0}, {2, 2, 6, 4});
+    BadCall().expect_zeros_on(Tensor(DataType::kFloat, {2, 0, 3, 2}), Tensor(DataType::kFloat, {3, 3, 2, 4}),
+                              "EXPLICIT", {0, 0, 2, 2, 1, 1, 0, 0}, {2, 2, 3, 4});
+    BadCall().expect_zeros_on(Tensor(DataType::kInt32, {2, 0, 3, 2}), Tensor(DataType::kInt32, {3, 0, 2, 4}),
+                              "EXPLICIT", {0, 0, 2, 2, 1, 1, 0, 0}, {2, 2, 6, 4});
     // No input channels (filter depth 1 divides 0).
-    expect_zeros_for(Tensor(DataType::kFloat, {1, 4, 4, 0}), Tensor(DataType::kFloat, {3, 3, 1, 2}), "SAME", {},
-                     {1, 4, 4, 2});
+    BadCall().expect_zeros_on(Tensor(DataType::kFloat, {1, 4, 4, 0}), Tensor(DataType::kFloat, {3, 3, 1, 2}), "SAME",
+                              {}, {1, 4, 4, 2});
     // Empty outputs: batch 0 with a zero-element filter; O = 0.
     Tensor out;
     REQUIRE(Conv2D::Compute(Tensor(DataType::kFloat, {0, 4, 4, 2}), Tensor(DataType::kFloat, {0, 3, 2, 2}),

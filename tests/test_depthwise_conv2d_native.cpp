@@ -24,17 +24,13 @@ constexpr const char *kOp = "DepthwiseConv2dNative";
 using Case = DepthwiseCase;
 
 // The op under test (conv_case.h), and its plain-loop reference.
-const ConvOp<Case> run_case{
-    [](const Case &k, const ConvOperands &o, const ConvRun &run, Tensor *output) {
-        return DepthwiseConv2dNative::Compute(run.activation(o.in_shape, o.x), run.filter(o.filter_shape, o.f),
-                                              run.strides(k.stride, k.stride), k.padding, output,
-                                              conv_attrs<DepthwiseConv2dNative>(k, run.layout), run.options);
-    },
-    [](const ConvOperands &o) {
-        return reference::depthwise_conv2d_native(o.x, o.in_shape, o.f, o.filter_shape, o.w.rows.output,
-                                                  o.w.cols.output, o.w.geometry);
-    },
-    Operand::kOutput};
+const ConvOp<Case> run_case = forward_conv_op<DepthwiseConv2dNative, Case>(
+    [](const Case &k) { return std::pair{k.stride, k.stride}; }, reference::depthwise_conv2d_native);
+
+// A valid base call that each bad-input row changes in one place.
+struct BadCall : ForwardBadCall<DepthwiseConv2dNative> {
+    BadCall() : ForwardBadCall({3, 3, 2, 1}) {}
+};
 
 // A sweep over the structure a generic variant leaves to run time, plus the
 // edge sizes: strides 1/2/3, dilations, filter shapes, every padding mode
@@ -74,10 +70,8 @@ std::vector<Case> specialised_cases(const VariantInfo &v) {
 }  // namespace
 
 TEST_CASE("every CPU variant of DepthwiseConv2dNative matches the reference", "[dw_forward][variants]") {
-    const SweepCounts n = check_every_variant<Case>(kOp, generic_cases, specialised_cases, fits_depthwise, run_case);
-    INFO("cases checked: " << n.checked);
-    CHECK(n.variants >= 8);  // the generic variants: 4 dtypes x 2 layouts
-    CHECK(n.checked > 1000);
+    check_every_variant<Case>(kOp, generic_cases, specialised_cases, fits_depthwise, run_case)
+        .check_at_least(8, 1000);  // the generic variants: 4 dtypes x 2 layouts
 }
 
 TEST_CASE("DepthwiseConv2dNative reproduces TF's depthwise golden exactly (spec 1.1)", "[dw_forward]") {
@@ -152,30 +146,6 @@ TEST_CASE("DepthwiseConv2dNative on TF's forward configs (spec 13.4) with the ba
                 CHECK(o.error <= tolerance(dtype));
             }
 }
-
-namespace {
-
-// A valid base call that each bad-input row changes in one place.
-struct BadCall {
-    Tensor input = make_tensor(DataType::kFloat, {1, 4, 4, 2}, std::vector<double>(32, 1.0));
-    Tensor filter = make_tensor(DataType::kFloat, {3, 3, 2, 1}, std::vector<double>(18, 1.0));
-    std::vector<int> strides = {1, 1, 1, 1};
-    std::string padding = "SAME";
-    DepthwiseConv2dNative::Attrs attrs;
-    std::optional<ConstTensorRef> input_override;
-    std::optional<ConstTensorRef> filter_override;
-    std::vector<int64_t> output_shape = {1, 4, 4, 2};
-    RunOptions options;
-
-    DataType dtype() const { return input.dtype(); }
-    Status run(TensorRef output) const {
-        return DepthwiseConv2dNative::Compute(input_override ? *input_override : input.cref(),
-                                              filter_override ? *filter_override : filter.cref(), strides, padding,
-                                              output, attrs, options);
-    }
-};
-
-}  // namespace
 
 TEST_CASE("bad DepthwiseConv2dNative inputs get TF's error kind and text and leave the output untouched", "[dw_forward][errors]") {
     using C = StatusCode;
@@ -274,12 +244,7 @@ TEST_CASE("bad DepthwiseConv2dNative inputs get TF's error kind and text and lea
         check_attr_value_rows<BadCall>();
     }
     SECTION("a caller-provided output of the wrong shape or dtype") {
-        BadCall c;
-        c.output_shape = {1, 4, 4, 3};
-        expect_error(c, C::kInvalidArgument, "output has shape [1,4,4,3], expected [1,4,4,2]");
-        Tensor output(DataType::kDouble, {1, 4, 4, 2});
-        Status st = DepthwiseConv2dNative::Compute(c.input, c.filter, c.strides, c.padding, output.ref());
-        CHECK(st.message() == "output has dtype double, expected float");
+        check_caller_output_rows<BadCall>();
     }
 }
 
@@ -310,20 +275,10 @@ TEST_CASE("empty DepthwiseConv2dNative results: zero-size outputs return at once
     // A caller output filled with a sentinel must come back all zero when the
     // input is empty but padding makes the output non-empty, and when the
     // filter has no taps.
-    auto check_zeros = [](const Tensor &input, const Tensor &filter, const std::string &padding,
-                          const std::vector<int> &pads, const std::vector<int64_t> &shape) {
-        BadCall c;
-        c.input = input;
-        c.filter = filter;
-        c.padding = padding;
-        c.attrs = DepthwiseConv2dNative::ExplicitPaddings(pads);
-        c.output_shape = shape;
-        expect_zeros(c);
-    };
-    check_zeros(Tensor(DataType::kFloat, {2, 0, 3, 2}), Tensor(DataType::kFloat, {3, 3, 2, 2}), "EXPLICIT",
-                {0, 0, 2, 2, 1, 1, 0, 0}, {2, 2, 3, 4});
-    check_zeros(make_tensor(DataType::kFloat, {1, 4, 4, 2}, std::vector<double>(32, 1.0)),
-                Tensor(DataType::kFloat, {0, 3, 2, 1}), "VALID", {}, {1, 5, 2, 2});
+    BadCall().expect_zeros_on(Tensor(DataType::kFloat, {2, 0, 3, 2}), Tensor(DataType::kFloat, {3, 3, 2, 2}),
+                              "EXPLICIT", {0, 0, 2, 2, 1, 1, 0, 0}, {2, 2, 3, 4});
+    BadCall().expect_zeros_on(make_tensor(DataType::kFloat, {1, 4, 4, 2}, std::vector<double>(32, 1.0)),
+                              Tensor(DataType::kFloat, {0, 3, 2, 1}), "VALID", {}, {1, 5, 2, 2});
     Tensor empty;
     REQUIRE(DepthwiseConv2dNative::Compute(Tensor(DataType::kFloat, {0, 5, 5, 3}), Tensor(DataType::kFloat, {3, 3, 3, 2}),
                                            {1, 1, 1, 1}, "SAME", &empty)

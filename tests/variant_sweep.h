@@ -48,6 +48,14 @@ struct SweepCounts {
     int variants = 0;                        // variants visited
     std::map<std::string, int> cases_of;     // cases checked by variants of each kind
     std::map<std::string, int> variants_of;  // variants of each kind
+
+    // At least `generic` variants (the op's generic ones) visited and more
+    // than `cases` cases checked.
+    void check_at_least(int generic, int cases) const {
+        INFO("cases checked: " << checked);
+        CHECK(variants >= generic);
+        CHECK(checked > cases);
+    }
 };
 
 // Every runnable CPU variant of `op`: a generic variant runs generic_cases(),

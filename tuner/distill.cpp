@@ -29,32 +29,23 @@ namespace {
 // fast hour would beat a faster one measured in a slow hour.
 double relative_time(const Trial &t) { return t.median_ms / t.generic_median_ms; }
 
-// Structure defaults from the log: per (op, device, structure), among the
-// settings measured ok on every core shape of the group, the one whose worst
-// ratio to each core shape's best is lowest (times relative to the generic
-// variant's, as everywhere in distill). The core shapes are those measured
-// with at least half as many settings as the group's most measured shape,
-// counting the settings cut as slow there (a clear loser is a measurement
-// too: without it a group whose large shape cut most settings would choose
-// its default on the small shape alone): a few shapes a retune adds later
-// (with their own exact records) do not shrink the pool of settings the
-// default is chosen from. The tuner seeds every group with the records of
-// every class and the previous default, so the choice ranges over all of
-// them and the tuner's own candidates.
-void distill_defaults(const std::vector<const Trial *> &trials, const DistillOptions &options,
-                      const std::string &klass) {
-    struct Group {
-        const Trial *first = nullptr;
-        std::map<std::string, double> best;  // shape key -> best relative time
-        std::map<std::string, int> settings;  // shape key -> settings measured on it
-        std::map<std::string, std::map<std::string, double>> times;  // knobs text -> shape key -> relative time
-        std::map<std::string, std::set<std::string>> slow;  // knobs text -> shapes it was cut on
-        std::map<std::string, Knobs> knobs;
-    };
-    std::map<std::string, Group> groups;
+// One (op, device, structure) group of distill_defaults: the trials' times
+// relative to the generic variant's, by setting and shape.
+struct DefaultGroup {
+    const Trial *first = nullptr;
+    std::map<std::string, double> best;  // shape key -> best relative time
+    std::map<std::string, int> settings;  // shape key -> settings measured on it
+    std::map<std::string, std::map<std::string, double>> times;  // knobs text -> shape key -> relative time
+    std::map<std::string, std::set<std::string>> slow;  // knobs text -> shapes it was cut on
+    std::map<std::string, Knobs> knobs;
+};
+
+// The trials by (op, device, structure) group.
+std::map<std::string, DefaultGroup> group_trials(const std::vector<const Trial *> &trials) {
+    std::map<std::string, DefaultGroup> groups;
     for (const Trial *trial : trials) {
         const Trial &t = *trial;
-        Group &g = groups[t.op + "|" + to_string(t.device) + "|" + t.structure.key()];
+        DefaultGroup &g = groups[t.op + "|" + to_string(t.device) + "|" + t.structure.key()];
         if (!g.first) g.first = &t;
         const std::string shape = t.shape_key(), text = knobs_text(t.knobs);
         if (t.status == TrialStatus::slow) {
@@ -73,6 +64,12 @@ void distill_defaults(const std::vector<const Trial *> &trials, const DistillOpt
         if (!time.count(shape) || relative < time[shape]) time[shape] = relative;
         g.knobs[text] = t.knobs;
     }
+    return groups;
+}
+
+// The structure default of each group measured on enough shapes, by op.
+std::map<std::string, std::vector<StructureDefault>> choose_defaults(const std::map<std::string, DefaultGroup> &groups,
+                                                                     const std::string &klass) {
     std::map<std::string, std::vector<StructureDefault>> chosen;  // op -> defaults
     for (const auto &[key, g] : groups) {
         int most = 0;
@@ -120,6 +117,14 @@ void distill_defaults(const std::vector<const Trial *> &trials, const DistillOpt
                       " (seeded with every class's records, the previous default and the space's defaults)";
         chosen[t.op].push_back(d);
     }
+    return chosen;
+}
+
+// Writes the chosen defaults into each op's file of options.defaults_dir,
+// keeping the defaults of structures this log did not measure, and the
+// settings of the other kind of target.
+void merge_defaults(const std::map<std::string, std::vector<StructureDefault>> &chosen,
+                    const DistillOptions &options, const std::string &klass) {
     // A log of the AVX2 target (tuned under GRADTUNE_MAX_CPU_ISA=avx2) sets
     // the defaults' AVX2 settings and leaves their own knobs as they are.
     const bool avx2 = class_isa(klass) == "avx2";
@@ -161,6 +166,23 @@ void distill_defaults(const std::vector<const Trial *> &trials, const DistillOpt
         std::cerr << "gradtune distill: " << options.defaults_dir << "/" << op << ".json: " << defaults.size()
                   << " structure default(s) chosen, " << merged.size() << " in all\n";
     }
+}
+
+// Structure defaults from the log: per (op, device, structure), among the
+// settings measured ok on every core shape of the group, the one whose worst
+// ratio to each core shape's best is lowest (times relative to the generic
+// variant's, as everywhere in distill). The core shapes are those measured
+// with at least half as many settings as the group's most measured shape,
+// counting the settings cut as slow there (a clear loser is a measurement
+// too: without it a group whose large shape cut most settings would choose
+// its default on the small shape alone): a few shapes a retune adds later
+// (with their own exact records) do not shrink the pool of settings the
+// default is chosen from. The tuner seeds every group with the records of
+// every class and the previous default, so the choice ranges over all of
+// them and the tuner's own candidates.
+void distill_defaults(const std::vector<const Trial *> &trials, const DistillOptions &options,
+                      const std::string &klass) {
+    merge_defaults(choose_defaults(group_trials(trials), klass), options, klass);
 }
 
 // How much faster than the committed record, side by side, a setting must

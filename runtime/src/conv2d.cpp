@@ -6,8 +6,7 @@
 
 #include "Conv2D_cpu_float32_NHWC_generic.h"  // generated: the kernels' signature
 #include "dispatch.h"
-#include "halide_call.h"
-#include "nhwc_detour.h"
+#include "forward_convolution.h"
 #include "op_entry.h"
 #include "structures.h"
 #include "tf_checks.h"
@@ -16,9 +15,7 @@ namespace gradtune {
 
 namespace {
 
-using internal::HalideBuffer;
 using tf::DataFormat;
-using tf::Padding;
 
 constexpr const char *kOp = "Conv2D";
 
@@ -27,23 +24,15 @@ constexpr const char *kOp = "Conv2D";
 // compile error.
 using KernelSignature = decltype(&Conv2D_cpu_float32_NHWC_generic);
 
-struct Prepared {
-    CallInfo info;
-    DataFormat format = DataFormat::kNHWC;
-    int64_t stride_rows = 1, stride_cols = 1, dilation_rows = 1, dilation_cols = 1, pad_top = 0, pad_left = 0;
+struct Prepared : internal::ForwardConvolutionPrepared {
+    int64_t stride_rows = 1, stride_cols = 1;
     bool empty_input = false;
     // The CPU launcher's checks, which TF reaches only for a non-empty output
     // and input (zero-element filter, groups that do not divide C_out).
     Status launch_status;
 };
 
-// Compute()'s arguments but the output and the options.
-struct Args {
-    const ConstTensorRef &input, &filter;
-    const std::vector<int> &strides;
-    std::string_view padding;
-    const Conv2D::Attrs &attrs;
-};
+using Args = internal::ForwardConvolutionArgs<Conv2D::Attrs>;
 
 // The op's part of the shared front end (op_entry.h).
 struct Definition : internal::ConvolutionDefinition<Args, 2> {
@@ -52,26 +41,26 @@ struct Definition : internal::ConvolutionDefinition<Args, 2> {
     // T's allowed dtypes, in TF's order.
     static constexpr DataType kTypes[] = {DataType::kHalf, DataType::kBFloat16, DataType::kFloat, DataType::kDouble,
                                           DataType::kInt32};
-    static OpSpec Spec();
+    static OpSpec Spec() {
+        return internal::ConvolutionSpec(kOp, {"input", "filter"}, {"T", "T"}, /*use_cudnn_on_gpu=*/true);
+    }
     static Status Prepare(const Args &args, Prepared *p);
-    static Status Refusal(const Prepared &p, const Args &args, int64_t output_elements, const RunOptions &options);
+    // The CPU launcher's checks, for a call that reaches a kernel.
+    static Status Refusal(const Prepared &p, const Args &args, int64_t output_elements, const RunOptions &) {
+        if (output_elements == 0 || p.empty_input) return Status::OK();
+        GRADTUNE_RETURN_IF_ERROR(p.launch_status);
+        return internal::check_int32_elements(
+            {output_elements, args.input.num_elements(), args.filter.num_elements()});
+    }
     static Status Execute(const Prepared &p, const Args &args, const TensorRef &output, const RunOptions &options);
 };
 
 Status Definition::Prepare(const Args &args, Prepared *p) {
     const auto &[input, filter, strides, padding_text, attrs] = args;
-    GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("input", input));
-    GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("filter", filter));
-
     // Op definition: T (from the input), the filter's type, attr values.
-    GRADTUNE_RETURN_IF_ERROR(tf::CheckAllowedType(input.dtype, kTypes));
-    GRADTUNE_RETURN_IF_ERROR(tf::CheckInputType(kOp, 1, input.dtype, filter.dtype));
-    Padding padding;
-    GRADTUNE_RETURN_IF_ERROR(tf::ParsePadding(padding_text, &padding));
-    GRADTUNE_RETURN_IF_ERROR(tf::ParseDataFormat(attrs.data_format_, &p->format));
-    const DataFormat format = p->format;
-    const int n_dim = tf::DimIndex(format, 'N'), h_dim = tf::DimIndex(format, 'H');
-    const int w_dim = tf::DimIndex(format, 'W'), c_dim = tf::DimIndex(format, 'C');
+    internal::ForwardConvolutionLayout layout;
+    GRADTUNE_RETURN_IF_ERROR(internal::CheckForwardConvolution(kOp, args, kTypes, p, &layout));
+    const auto [padding, format, n_dim, h_dim, w_dim, c_dim] = layout;
 
     // Kernel constructor: InitConv2DParameters (dilations are checked for
     // length before strides, as TF does).
@@ -133,16 +122,8 @@ Status Definition::Prepare(const Args &args, Prepared *p) {
     p->stride_cols = strides[w_dim];
     p->dilation_rows = dilations[h_dim];
     p->dilation_cols = dilations[w_dim];
-    p->pad_top = window.pad_top;
-    p->pad_left = window.pad_left;
     p->empty_input = input.num_elements() == 0;
-    p->info.op = kOp;
-    p->info.dtype = DataTypeName(input.dtype);
-    p->info.output_dtypes = {input.dtype};
-    p->info.output_shapes = {format == DataFormat::kNHWC
-                                 ? std::vector<int64_t>{batch, window.rows, window.cols, out_depth}
-                                 : std::vector<int64_t>{batch, out_depth, window.rows, window.cols}};
-    p->info.data_format = tf::DataFormatName(format);
+    internal::DescribeForwardConvolution(kOp, input.dtype, format, batch, window, out_depth, p);
     const Conv2DStructure structure{.dilation_height = dilations[h_dim],
                                     .dilation_width = dilations[w_dim],
                                     .filter_height = static_cast<int>(filter.shape[0]),
@@ -157,55 +138,23 @@ Status Definition::Prepare(const Args &args, Prepared *p) {
     return Status::OK();
 }
 
-Status Definition::Refusal(const Prepared &p, const Args &args, int64_t output_elements, const RunOptions &) {
-    const ConstTensorRef &input = args.input, &filter = args.filter;
-    if (output_elements == 0 || p.empty_input) return Status::OK();
-    GRADTUNE_RETURN_IF_ERROR(p.launch_status);
-    return internal::check_int32_elements({output_elements, input.num_elements(), filter.num_elements()});
-}
-
 Status Definition::Execute(const Prepared &p, const Args &args, const TensorRef &output, const RunOptions &options) {
-    const ConstTensorRef &input = args.input, &filter = args.filter;
     // Conv2DOp::Compute: nothing to compute; then an empty input, where the
     // output can only come from padding, is zero.
     if (internal::output_without_kernel(output, p.empty_input)) return Status::OK();
     GRADTUNE_RETURN_IF_ERROR(Refusal(p, args, output.num_elements(), options));
-    if (p.format == DataFormat::kNCHW && internal::detour_to_nhwc(p.info, options))
-        return internal::run_on_nhwc(p, /*operand_is_activation=*/false, filter, input, output, options.parallel,
-                                     [&](const Prepared &q, const ConstTensorRef &f, const ConstTensorRef &x,
-                                         const TensorRef &out) { return Execute(q, {x, f, args.strides, args.padding, args.attrs}, out, options); });
-    internal::KernelCall call;
-    GRADTUNE_RETURN_IF_ERROR(call.begin(p.info, options));
-
-    // Halide dimension orders (innermost first): activations (c, w, h, n);
-    // the HWIO filter [FH, FW, Cg, C_out] as (o, ci, fw, fh).
-    const std::array<int, 4> activations = internal::activation_order(p.format);
-    HalideBuffer input_buffer(input.dtype, input.shape, input.data, activations);
-    HalideBuffer filter_buffer(filter.dtype, filter.shape, filter.data, {3, 2, 1, 0});
-    HalideBuffer output_buffer(output.dtype, output.shape, output.data, activations);
-
-    int result = call.kernel<KernelSignature>()(
-        call.user_context(), static_cast<int32_t>(p.stride_rows), static_cast<int32_t>(p.stride_cols),
-        static_cast<int32_t>(p.dilation_rows), static_cast<int32_t>(p.dilation_cols), static_cast<int32_t>(p.pad_top),
-        static_cast<int32_t>(p.pad_left), input_buffer.get(), filter_buffer.get(), output_buffer.get());
-    return call.finish(result, output_buffer.get(), {input_buffer.get(), filter_buffer.get()});
-}
-
-OpSpec Definition::Spec() {
-    return internal::ConvolutionSpec(kOp, {"input", "filter"}, {"T", "T"}, /*use_cudnn_on_gpu=*/true);
+    return internal::CallForwardConvolution<Definition, KernelSignature>(
+        p, args, output, options, p.stride_rows, p.stride_cols, p.dilation_rows, p.dilation_cols, p.pad_top, p.pad_left);
 }
 
 }  // namespace
 
-Status Conv2D::Compute(const ConstTensorRef &input, const ConstTensorRef &filter, const std::vector<int> &strides,
-                       std::string_view padding, const TensorRef &output, const Attrs &attrs,
-                       const RunOptions &options) {
-    return internal::Compute<Definition>({input, filter, strides, padding, attrs}, output, options);
+Status Conv2D::Run(const Call &call, const TensorRef &output) {
+    return internal::RunConvolution<Definition>(call, output);
 }
 
-Status Conv2D::Compute(const ConstTensorRef &input, const ConstTensorRef &filter, const std::vector<int> &strides,
-                       std::string_view padding, Tensor *output, const Attrs &attrs, const RunOptions &options) {
-    return internal::Compute<Definition>({input, filter, strides, padding, attrs}, output, options);
+Status Conv2D::Run(const Call &call, Tensor *output) {
+    return internal::RunConvolution<Definition>(call, output);
 }
 
 namespace internal {

@@ -138,18 +138,12 @@ OpSpec Definition::Spec() {
 
 }  // namespace
 
-Status Conv2DBackpropFilter::Compute(const ConstTensorRef &input, const ConstTensorRef &filter_sizes,
-                                     const ConstTensorRef &out_backprop, const std::vector<int> &strides,
-                                     std::string_view padding, const TensorRef &output, const Attrs &attrs,
-                                     const RunOptions &options) {
-    return internal::Compute<Definition>({input, filter_sizes, out_backprop, strides, padding, attrs}, output, options);
+Status Conv2DBackpropFilter::Run(const Call &call, const TensorRef &output) {
+    return internal::RunConvolution<Definition>(call, output);
 }
 
-Status Conv2DBackpropFilter::Compute(const ConstTensorRef &input, const ConstTensorRef &filter_sizes,
-                                     const ConstTensorRef &out_backprop, const std::vector<int> &strides,
-                                     std::string_view padding, Tensor *output, const Attrs &attrs,
-                                     const RunOptions &options) {
-    return internal::Compute<Definition>({input, filter_sizes, out_backprop, strides, padding, attrs}, output, options);
+Status Conv2DBackpropFilter::Run(const Call &call, Tensor *output) {
+    return internal::RunConvolution<Definition>(call, output);
 }
 
 namespace internal {

@@ -128,18 +128,12 @@ OpSpec Definition::Spec() {
 
 }  // namespace
 
-Status Conv2DBackpropInput::Compute(const ConstTensorRef &input_sizes, const ConstTensorRef &filter,
-                                    const ConstTensorRef &out_backprop, const std::vector<int> &strides,
-                                    std::string_view padding, const TensorRef &output, const Attrs &attrs,
-                                    const RunOptions &options) {
-    return internal::Compute<Definition>({input_sizes, filter, out_backprop, strides, padding, attrs}, output, options);
+Status Conv2DBackpropInput::Run(const Call &call, const TensorRef &output) {
+    return internal::RunConvolution<Definition>(call, output);
 }
 
-Status Conv2DBackpropInput::Compute(const ConstTensorRef &input_sizes, const ConstTensorRef &filter,
-                                    const ConstTensorRef &out_backprop, const std::vector<int> &strides,
-                                    std::string_view padding, Tensor *output, const Attrs &attrs,
-                                    const RunOptions &options) {
-    return internal::Compute<Definition>({input_sizes, filter, out_backprop, strides, padding, attrs}, output, options);
+Status Conv2DBackpropInput::Run(const Call &call, Tensor *output) {
+    return internal::RunConvolution<Definition>(call, output);
 }
 
 namespace internal {

@@ -15,6 +15,7 @@
 #include "gradtune/tensor.h"
 #include "halide_call.h"
 #include "nhwc_detour.h"
+#include "op_entry.h"
 #include "tf_checks.h"
 
 namespace gradtune::internal {
@@ -25,6 +26,7 @@ struct DepthwiseBackpropOp {
     const char *op;           // the op's name, for CallInfo
     const char *label;        // TF's label: "DepthwiseConv2DBackpropInput" / "...Filter"
     const char *sizes_name;   // "input_sizes" or "filter_sizes"
+    const char *tensor_name;  // "filter" or "input"
     const char *sizes_label;  // TF's rank text names "Conv2DBackpropInput" / "Conv2DBackpropFilter"
     bool sizes_are_input;     // true: the sizes give the input's shape, else the filter's
 };
@@ -105,5 +107,66 @@ Status ExecuteDepthwiseBackprop(const DepthwiseBackpropOp &op, const DepthwiseBa
         tensor_buffer.get(), out_backprop_buffer.get(), output_buffer.get());
     return call.finish(result, output_buffer.get(), {tensor_buffer.get(), out_backprop_buffer.get()});
 }
+
+// Compute()'s arguments but the output and the options: TF's inputs in TF's
+// order (input_sizes, filter or input, filter_sizes; then out_backprop) and
+// attrs.
+template <typename Attrs>
+struct DepthwiseBackpropArgs {
+    const ConstTensorRef &first, &second, &out_backprop;
+    const std::vector<int> &strides;
+    std::string_view padding;
+    const Attrs &attrs;
+};
+
+// Either op's part of the shared front end (op_entry.h): kOp says which,
+// Kernel is the Halide signature of its variants (its generated header, so
+// that a call that does not match is a compile error).
+template <const DepthwiseBackpropOp &kOp, typename Kernel, typename Attrs>
+struct DepthwiseBackpropDefinition : ConvolutionDefinition<DepthwiseBackpropArgs<Attrs>, 3> {
+    using Args = DepthwiseBackpropArgs<Attrs>;
+    using Prepared = DepthwiseBackpropPrepared;
+    static constexpr const char *kShapeInput = kOp.sizes_name;
+    // T's allowed dtypes, in TF's order.
+    static constexpr DataType kTypes[] = {DataType::kHalf, DataType::kBFloat16, DataType::kFloat, DataType::kDouble};
+    // TF's first two inputs: the sizes first for the input gradient, second
+    // for the filter's.
+    static constexpr int kSizesIndex = kOp.sizes_are_input ? 0 : 1;
+    static constexpr const char *kFirst = kOp.sizes_are_input ? kOp.sizes_name : kOp.tensor_name;
+    static constexpr const char *kSecond = kOp.sizes_are_input ? kOp.tensor_name : kOp.sizes_name;
+
+    static const ConstTensorRef &sizes(const Args &args) { return kOp.sizes_are_input ? args.first : args.second; }
+    static const ConstTensorRef &tensor(const Args &args) { return kOp.sizes_are_input ? args.second : args.first; }
+
+    static OpSpec Spec() {
+        return ConvolutionSpec(kOp.op, {kFirst, kSecond, "out_backprop"},
+                               {kSizesIndex == 0 ? "int32" : "T", kSizesIndex == 1 ? "int32" : "T", "T"},
+                               /*use_cudnn_on_gpu=*/false);
+    }
+
+    static Status Prepare(const Args &args, Prepared *p) {
+        GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument(kFirst, args.first));
+        GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument(kSecond, args.second));
+        GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("out_backprop", args.out_backprop));
+        // Op definition: T (from the tensor operand), input types; then the
+        // checks both depthwise gradients share, from the attr values on.
+        const ConstTensorRef &t = tensor(args);
+        GRADTUNE_RETURN_IF_ERROR(tf::CheckAllowedType(t.dtype, kTypes));
+        GRADTUNE_RETURN_IF_ERROR(tf::CheckInputType(kOp.op, kSizesIndex, DataType::kInt32, sizes(args).dtype));
+        GRADTUNE_RETURN_IF_ERROR(tf::CheckInputType(kOp.op, 2, t.dtype, args.out_backprop.dtype));
+        return PrepareDepthwiseBackprop(kOp, sizes(args), t, args.out_backprop, args.strides, args.padding, args.attrs,
+                                        p);
+    }
+
+    static Status Refusal(const Prepared &p, const Args &args, int64_t output_elements, const RunOptions &) {
+        return DepthwiseBackpropRefusal(p, output_elements, tensor(args), args.out_backprop);
+    }
+
+    // TF leaves the output uninitialised for M = 0; gradtune returns zeros
+    // (docs/tf-ops.md section 15.2), as for an empty out_backprop or filter.
+    static Status Execute(const Prepared &p, const Args &args, const TensorRef &output, const RunOptions &options) {
+        return ExecuteDepthwiseBackprop<Kernel>(kOp, p, tensor(args), args.out_backprop, output, options);
+    }
+};
 
 }  // namespace gradtune::internal

@@ -6,8 +6,7 @@
 
 #include "DepthwiseConv2dNative_cpu_float32_NHWC_generic.h"  // generated: the kernels' signature
 #include "dispatch.h"
-#include "halide_call.h"
-#include "nhwc_detour.h"
+#include "forward_convolution.h"
 #include "op_entry.h"
 #include "structures.h"
 #include "tf_checks.h"
@@ -16,9 +15,7 @@ namespace gradtune {
 
 namespace {
 
-using internal::HalideBuffer;
 using tf::DataFormat;
-using tf::Padding;
 
 constexpr const char *kOp = "DepthwiseConv2dNative";
 
@@ -27,20 +24,12 @@ constexpr const char *kOp = "DepthwiseConv2dNative";
 // compile error.
 using KernelSignature = decltype(&DepthwiseConv2dNative_cpu_float32_NHWC_generic);
 
-struct Prepared {
-    CallInfo info;
-    DataFormat format = DataFormat::kNHWC;
-    int64_t stride = 1, dilation_rows = 1, dilation_cols = 1, pad_top = 0, pad_left = 0;
+struct Prepared : internal::ForwardConvolutionPrepared {
+    int64_t stride = 1;
     bool zeros = false;  // nothing reaches the output: the input or the filter is empty
 };
 
-// Compute()'s arguments but the output and the options.
-struct Args {
-    const ConstTensorRef &input, &filter;
-    const std::vector<int> &strides;
-    std::string_view padding;
-    const DepthwiseConv2dNative::Attrs &attrs;
-};
+using Args = internal::ForwardConvolutionArgs<DepthwiseConv2dNative::Attrs>;
 
 // The op's part of the shared front end (op_entry.h).
 struct Definition : internal::ConvolutionDefinition<Args, 2> {
@@ -71,18 +60,10 @@ std::string EigenRowString(const std::vector<int> &values) {
 
 Status Definition::Prepare(const Args &args, Prepared *p) {
     const auto &[input, filter, strides, padding_text, attrs] = args;
-    GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("input", input));
-    GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("filter", filter));
-
     // Op definition: T (from the input), the filter's type, attr values.
-    GRADTUNE_RETURN_IF_ERROR(tf::CheckAllowedType(input.dtype, kTypes));
-    GRADTUNE_RETURN_IF_ERROR(tf::CheckInputType(kOp, 1, input.dtype, filter.dtype));
-    Padding padding;
-    GRADTUNE_RETURN_IF_ERROR(tf::ParsePadding(padding_text, &padding));
-    GRADTUNE_RETURN_IF_ERROR(tf::ParseDataFormat(attrs.data_format_, &p->format));
-    const DataFormat format = p->format;
-    const int n_dim = tf::DimIndex(format, 'N'), h_dim = tf::DimIndex(format, 'H');
-    const int w_dim = tf::DimIndex(format, 'W'), c_dim = tf::DimIndex(format, 'C');
+    internal::ForwardConvolutionLayout layout;
+    GRADTUNE_RETURN_IF_ERROR(internal::CheckForwardConvolution(kOp, args, kTypes, p, &layout));
+    const auto [padding, format, n_dim, h_dim, w_dim, c_dim] = layout;
 
     // Kernel constructor.
     GRADTUNE_RETURN_IF_ERROR(tf::CheckDepthwiseStrides(strides, padding, attrs.explicit_paddings_, format));
@@ -127,16 +108,8 @@ Status Definition::Prepare(const Args &args, Prepared *p) {
     p->stride = stride;
     p->dilation_rows = dilation_rows;
     p->dilation_cols = dilation_cols;
-    p->pad_top = window.pad_top;
-    p->pad_left = window.pad_left;
     p->zeros = input.num_elements() == 0 || filter.num_elements() == 0;
-    p->info.op = kOp;
-    p->info.dtype = DataTypeName(input.dtype);
-    p->info.output_dtypes = {input.dtype};
-    p->info.output_shapes = {format == DataFormat::kNHWC
-                                 ? std::vector<int64_t>{batch, window.rows, window.cols, out_depth}
-                                 : std::vector<int64_t>{batch, out_depth, window.rows, window.cols}};
-    p->info.data_format = tf::DataFormatName(format);
+    internal::DescribeForwardConvolution(kOp, input.dtype, format, batch, window, out_depth, p);
     const DepthwiseStructure structure{.depth_multiplier = static_cast<int>(multiplier),
                                        .dilation_height = static_cast<int>(dilation_rows),
                                        .dilation_width = static_cast<int>(dilation_cols),
@@ -160,30 +133,12 @@ Status Definition::Refusal(const Prepared &p, const Args &args, int64_t output_e
 }
 
 Status Definition::Execute(const Prepared &p, const Args &args, const TensorRef &output, const RunOptions &options) {
-    const ConstTensorRef &input = args.input, &filter = args.filter;
     GRADTUNE_RETURN_IF_ERROR(Refusal(p, args, output.num_elements(), options));
     // An empty input (only possible with explicit padding) or a filter
     // with no taps: every output element is a sum of nothing.
     if (internal::output_without_kernel(output, p.zeros)) return Status::OK();
-    if (p.format == DataFormat::kNCHW && internal::detour_to_nhwc(p.info, options))
-        return internal::run_on_nhwc(p, /*operand_is_activation=*/false, filter, input, output, options.parallel,
-                                     [&](const Prepared &q, const ConstTensorRef &f, const ConstTensorRef &x,
-                                         const TensorRef &out) { return Execute(q, {x, f, args.strides, args.padding, args.attrs}, out, options); });
-    internal::KernelCall call;
-    GRADTUNE_RETURN_IF_ERROR(call.begin(p.info, options));
-
-    // Halide dimension orders (innermost first): activations (c, w, h, n);
-    // the filter [FH, FW, C, M] as (m, c, fw, fh).
-    const std::array<int, 4> activations = internal::activation_order(p.format);
-    HalideBuffer input_buffer(input.dtype, input.shape, input.data, activations);
-    HalideBuffer filter_buffer(filter.dtype, filter.shape, filter.data, {3, 2, 1, 0});
-    HalideBuffer output_buffer(output.dtype, output.shape, output.data, activations);
-
-    int result = call.kernel<KernelSignature>()(
-        call.user_context(), static_cast<int32_t>(p.stride), static_cast<int32_t>(p.dilation_rows),
-        static_cast<int32_t>(p.dilation_cols), static_cast<int32_t>(p.pad_top), static_cast<int32_t>(p.pad_left),
-        input_buffer.get(), filter_buffer.get(), output_buffer.get());
-    return call.finish(result, output_buffer.get(), {input_buffer.get(), filter_buffer.get()});
+    return internal::CallForwardConvolution<Definition, KernelSignature>(
+        p, args, output, options, p.stride, p.dilation_rows, p.dilation_cols, p.pad_top, p.pad_left);
 }
 
 OpSpec Definition::Spec() {
@@ -192,16 +147,12 @@ OpSpec Definition::Spec() {
 
 }  // namespace
 
-Status DepthwiseConv2dNative::Compute(const ConstTensorRef &input, const ConstTensorRef &filter,
-                                      const std::vector<int> &strides, std::string_view padding,
-                                      const TensorRef &output, const Attrs &attrs, const RunOptions &options) {
-    return internal::Compute<Definition>({input, filter, strides, padding, attrs}, output, options);
+Status DepthwiseConv2dNative::Run(const Call &call, const TensorRef &output) {
+    return internal::RunConvolution<Definition>(call, output);
 }
 
-Status DepthwiseConv2dNative::Compute(const ConstTensorRef &input, const ConstTensorRef &filter,
-                                      const std::vector<int> &strides, std::string_view padding, Tensor *output,
-                                      const Attrs &attrs, const RunOptions &options) {
-    return internal::Compute<Definition>({input, filter, strides, padding, attrs}, output, options);
+Status DepthwiseConv2dNative::Run(const Call &call, Tensor *output) {
+    return internal::RunConvolution<Definition>(call, output);
 }
 
 namespace internal {

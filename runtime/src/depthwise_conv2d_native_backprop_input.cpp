@@ -1,94 +1,34 @@
 // DepthwiseConv2dNativeBackpropInput: TF validation (docs/tf-ops.md section 3,
-// in TF's order, with TF's texts), geometry, dispatch and the kernel call.
+// in TF's order, with TF's texts), geometry, dispatch and the kernel call, as
+// both depthwise gradients share them (depthwise_backprop.h).
 #include "gradtune/depthwise_conv2d_native_backprop_input.h"
 
 #include "DepthwiseConv2dNativeBackpropInput_cpu_float32_NHWC_generic.h"  // generated: the kernels' signature
 #include "depthwise_backprop.h"
-#include "dispatch.h"
-#include "halide_call.h"
 #include "op_entry.h"
-#include "tf_checks.h"
 
 namespace gradtune {
 
 namespace {
 
-constexpr const char *kOp = "DepthwiseConv2dNativeBackpropInput";
 // TF's label (capital D in 2D); its rank check of input_sizes names the dense op.
-constexpr internal::DepthwiseBackpropOp kDepthwiseOp{kOp, "DepthwiseConv2DBackpropInput", "input_sizes",
-                                                     "Conv2DBackpropInput", /*sizes_are_input=*/true};
+constexpr internal::DepthwiseBackpropOp kDepthwiseOp{
+    "DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2DBackpropInput", "input_sizes", "filter",
+    "Conv2DBackpropInput", /*sizes_are_input=*/true};
 
-// The Halide signature of every variant (generators/depthwise_conv2d_native_backprop_input_generator.cpp),
-// as the generated header declares it: a call that does not match is a
-// compile error.
+// The Halide signature of every variant (generators/depthwise_conv2d_native_backprop_input_generator.cpp).
 using KernelSignature = decltype(&DepthwiseConv2dNativeBackpropInput_cpu_float32_NHWC_generic);
-
-// Compute()'s arguments but the output and the options.
-struct Args {
-    const ConstTensorRef &input_sizes, &filter, &out_backprop;
-    const std::vector<int> &strides;
-    std::string_view padding;
-    const DepthwiseConv2dNativeBackpropInput::Attrs &attrs;
-};
-
-// The op's part of the shared front end (op_entry.h).
-struct Definition : internal::ConvolutionDefinition<Args, 3> {
-    using Prepared = internal::DepthwiseBackpropPrepared;
-    static constexpr const char *kShapeInput = "input_sizes";
-    // T's allowed dtypes, in TF's order.
-    static constexpr DataType kTypes[] = {DataType::kHalf, DataType::kBFloat16, DataType::kFloat, DataType::kDouble};
-    static OpSpec Spec();
-    static Status Prepare(const Args &args, Prepared *p);
-    static Status Refusal(const Prepared &p, const Args &args, int64_t output_elements, const RunOptions &options);
-    static Status Execute(const Prepared &p, const Args &args, const TensorRef &output, const RunOptions &options);
-};
-
-Status Definition::Prepare(const Args &args, Prepared *p) {
-    const auto &[input_sizes, filter, out_backprop, strides, padding, attrs] = args;
-    GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("input_sizes", input_sizes));
-    GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("filter", filter));
-    GRADTUNE_RETURN_IF_ERROR(tf::CheckTensorArgument("out_backprop", out_backprop));
-
-    // Op definition: T, input types; then the checks both depthwise
-    // gradients share, from the attr values on.
-    GRADTUNE_RETURN_IF_ERROR(tf::CheckAllowedType(filter.dtype, kTypes));
-    GRADTUNE_RETURN_IF_ERROR(tf::CheckInputType(kOp, 0, DataType::kInt32, input_sizes.dtype));
-    GRADTUNE_RETURN_IF_ERROR(tf::CheckInputType(kOp, 2, filter.dtype, out_backprop.dtype));
-    return internal::PrepareDepthwiseBackprop(kDepthwiseOp, input_sizes, filter, out_backprop, strides, padding, attrs,
-                                              p);
-}
-
-Status Definition::Refusal(const Prepared &p, const Args &args, int64_t output_elements, const RunOptions &) {
-    return internal::DepthwiseBackpropRefusal(p, output_elements, args.filter, args.out_backprop);
-}
-
-// TF leaves the output uninitialised for M = 0; gradtune returns zeros
-// (docs/tf-ops.md section 15.2), as for an empty out_backprop or filter.
-Status Definition::Execute(const Prepared &p, const Args &args, const TensorRef &output, const RunOptions &options) {
-    return internal::ExecuteDepthwiseBackprop<KernelSignature>(kDepthwiseOp, p, args.filter, args.out_backprop, output,
-                                                               options);
-}
-
-OpSpec Definition::Spec() {
-    return internal::ConvolutionSpec(kOp, {"input_sizes", "filter", "out_backprop"}, {"int32", "T", "T"},
-                                     /*use_cudnn_on_gpu=*/false);
-}
+using Definition = internal::DepthwiseBackpropDefinition<kDepthwiseOp, KernelSignature,
+                                                         DepthwiseConv2dNativeBackpropInput::Attrs>;
 
 }  // namespace
 
-Status DepthwiseConv2dNativeBackpropInput::Compute(const ConstTensorRef &input_sizes, const ConstTensorRef &filter,
-                                                   const ConstTensorRef &out_backprop,
-                                                   const std::vector<int> &strides, std::string_view padding,
-                                                   const TensorRef &output, const Attrs &attrs,
-                                                   const RunOptions &options) {
-    return internal::Compute<Definition>({input_sizes, filter, out_backprop, strides, padding, attrs}, output, options);
+Status DepthwiseConv2dNativeBackpropInput::Run(const Call &call, const TensorRef &output) {
+    return internal::RunConvolution<Definition>(call, output);
 }
 
-Status DepthwiseConv2dNativeBackpropInput::Compute(const ConstTensorRef &input_sizes, const ConstTensorRef &filter,
-                                                   const ConstTensorRef &out_backprop,
-                                                   const std::vector<int> &strides, std::string_view padding,
-                                                   Tensor *output, const Attrs &attrs, const RunOptions &options) {
-    return internal::Compute<Definition>({input_sizes, filter, out_backprop, strides, padding, attrs}, output, options);
+Status DepthwiseConv2dNativeBackpropInput::Run(const Call &call, Tensor *output) {
+    return internal::RunConvolution<Definition>(call, output);
 }
 
 namespace internal {

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "gradtune/convolution_attrs.h"
 #include "gradtune/op_call.h"
 #include "tf_checks.h"
 
@@ -191,5 +192,16 @@ struct ConvolutionDefinition {
         return GetConvolutionAttrs(call, spec, &v->strides, &v->padding, &v->attrs);
     }
 };
+
+// Op::Run of a convolution op (ConvolutionOp, gradtune/convolution_attrs.h):
+// the call as the Definition's Args, then Compute() into `output` (a
+// TensorRef or a Tensor*).
+template <typename Definition, typename Call, typename Output>
+Status RunConvolution(const Call &call, Output output) {
+    using Args = typename Definition::Args;
+    const Args args = std::apply(
+        [&](const auto *...inputs) { return Args{*inputs..., call.strides, call.padding, call.attrs}; }, call.inputs);
+    return Compute<Definition>(args, output, call.options);
+}
 
 }  // namespace gradtune::internal

@@ -98,32 +98,118 @@ def build_conv_random():
 
 # --- docs/tf-ops.md section 13: TF's own goldens and test shapes ------------
 
+# 13.1 Conv2DBackpropInput goldens: data 1..N, float32 (and the other
+# float types TF's CPU kernel has).
+TF_BPI_GOLDENS = [
+    ([1, 2, 3, 1], [2, 2, 1, 1], [1, 1, 2, 1], (1, 1), "VALID"),
+    ([1, 2, 3, 3], [2, 2, 3, 3], [1, 1, 2, 3], (1, 1), "VALID"),
+    ([1, 3, 6, 1], [2, 2, 1, 1], [1, 2, 3, 1], (1, 2), "VALID"),
+    ([1, 4, 4, 1], [1, 1, 1, 1], [1, 2, 2, 1], (2, 2), "SAME"),
+    ([1, 2, 2, 1], [2, 2, 1, 2], [1, 1, 1, 2], (1, 1), "VALID"),
+    ([2, 2], [2, 2, 1, 2], [1, 1, 1, 2], (1, 1), "VALID"),
+    ([3, 1, 1, 2], [1, 3, 2, 3], [3, 1, 0, 3], (1, 2), "VALID"),
+    ([0, 2, 3, 1], [2, 2, 1, 1], [0, 1, 2, 1], (1, 1), "VALID"),
+]
+
+# Explicit-padding backprop tests of 13.1 (input_sizes, filter, out_backprop, strides, pads t,b,l,r).
+TF_EXPLICIT_BACKPROPS = [
+    ([1, 2, 3, 1], [2, 2, 1, 1], (1, 1), (0, 0, 0, 0)),
+    ([1, 3, 4, 2], [2, 2, 2, 3], (2, 2), (0, 0, 0, 0)),
+    ([1, 2, 3, 1], [2, 2, 1, 2], (1, 1), (1, 1, 1, 1)),
+    ([1, 2, 3, 2], [1, 1, 2, 1], (1, 2), (1, 1, 1, 1)),
+    ([2, 3, 1, 1], [2, 1, 1, 1], (3, 1), (2, 2, 2, 2)),
+    ([1, 2, 3, 1], [2, 2, 1, 1], (1, 1), (1, 8, 4, 2)),
+    ([1, 5, 3, 1], [3, 2, 1, 1], (3, 1), (1, 8, 4, 2)),
+    ([1, 3, 3, 1], [2, 1, 1, 1], (1, 1), (5, 0, 2, 2)),
+]
+
+# 13.2 Conv2DBackpropFilter goldens, f32/f64/f16/bf16.
+TF_BPF_GOLDENS = [
+    ([1, 2, 3, 1], [2, 2, 1, 1], [1, 1, 2, 1], (1, 1), "VALID"),
+    ([1, 2, 3, 1], [2, 2, 1, 0], [1, 1, 2, 0], (1, 1), "VALID"),
+    ([0, 2, 3, 1], [2, 2, 1, 1], [0, 1, 2, 1], (1, 1), "VALID"),
+    ([1, 2, 3, 3], [2, 2, 3, 3], [1, 1, 2, 3], (1, 1), "VALID"),
+    ([1, 3, 6, 1], [2, 2, 1, 1], [1, 2, 3, 1], (1, 2), "VALID"),
+    ([1, 4, 4, 1], [1, 1, 1, 1], [1, 2, 2, 1], (2, 2), "SAME"),
+    ([1, 2, 2, 1], [2, 2, 1, 2], [1, 1, 1, 2], (1, 1), "VALID"),
+]
+
+# 13.3 gradient-checker configs (batch, rows, cols, f_rows, f_cols, in_depth,
+# out_depth, stride_r, stride_c, padding[, pads]) as direct backprop calls
+# with TF's k/N data pattern replaced by small integers (exact).
+TF_GRADIENT_CONFIGS = [
+    (2, 5, 4, 3, 3, 2, 3, 1, 1, "VALID", None),
+    (2, 4, 5, 3, 3, 2, 3, 2, 2, "VALID", None),
+    (2, 7, 6, 3, 3, 4, 5, 3, 3, "VALID", None),
+    (4, 6, 5, 2, 2, 2, 3, 1, 1, "VALID", None),
+    (4, 6, 5, 2, 2, 2, 3, 2, 2, "VALID", None),
+    (2, 8, 7, 4, 4, 2, 3, 3, 3, "VALID", None),
+    (2, 7, 6, 3, 3, 2, 3, 1, 1, "SAME", None),
+    (2, 5, 4, 3, 3, 3, 3, 2, 2, "SAME", None),
+    (2, 8, 7, 4, 4, 2, 3, 2, 1, "SAME", None),
+    (2, 4, 3, 4, 3, 2, 3, 1, 1, "VALID", None),
+    (2, 5, 4, 3, 3, 2, 3, 1, 1, "EXPLICIT", (1, 1, 1, 1)),
+    (2, 4, 5, 3, 3, 2, 3, 2, 2, "EXPLICIT", (1, 1, 1, 1)),
+    (2, 5, 4, 3, 3, 2, 3, 1, 1, "EXPLICIT", (2, 2, 2, 2)),
+    (2, 8, 5, 4, 2, 3, 2, 3, 2, "EXPLICIT", (1, 2, 3, 4)),
+    (3, 5, 7, 3, 2, 1, 2, 2, 1, "EXPLICIT", (4, 3, 2, 1)),
+    (2, 6, 7, 3, 4, 3, 2, 1, 2, "EXPLICIT", (0, 0, 0, 5)),
+]
+
+# 13.4 forward configs with channels/batch scaled down (input, filter, stride, padding, pads, dilation).
+TF_DW_FORWARD_CONFIGS = [
+    ([2, 5, 5, 6], [1, 1, 6, 2], 1, "SAME", None, 1),
+    ([2, 8, 8, 5], [1, 3, 5, 1], 1, "SAME", None, 1),
+    ([1, 17, 17, 3], [3, 1, 3, 4], 1, "SAME", None, 1),
+    ([2, 9, 27, 4], [3, 3, 4, 1], 1, "SAME", None, 1),
+    ([1, 31, 31, 2], [3, 3, 2, 1], 1, "SAME", None, 1),
+    ([1, 35, 35, 2], [5, 5, 2, 1], 1, "SAME", None, 1),
+    ([1, 47, 47, 2], [3, 3, 2, 8], 3, "VALID", None, 1),
+    ([1, 29, 29, 3], [3, 2, 3, 8], 2, "SAME", None, 1),
+    ([1, 33, 33, 1], [5, 5, 1, 2], 2, "SAME", None, 1),
+    ([1, 33, 33, 1], [5, 5, 1, 2], 1, "SAME", None, 2),
+    ([1, 41, 35, 2], [4, 7, 2, 2], 1, "VALID", None, (3, 2)),
+    ([2, 5, 5, 6], [1, 1, 6, 2], 1, "EXPLICIT", (1, 2, 3, 4), 1),
+    ([2, 1, 1, 3], [3, 3, 3, 2], 1, "EXPLICIT", (10, 20, 15, 25), 1),
+    ([2, 9, 27, 4], [3, 3, 4, 1], 1, "EXPLICIT", (3, 4, 4, 2), 1),
+    ([1, 31, 31, 2], [3, 3, 2, 1], 1, "EXPLICIT", (0, 0, 0, 0), 1),
+    ([1, 29, 29, 3], [3, 2, 3, 8], 2, "EXPLICIT", (1, 2, 3, 5), 1),
+    ([1, 33, 33, 1], [5, 5, 1, 2], 3, "EXPLICIT", (3, 2, 1, 0), 1),
+    ([2, 5, 5, 6], [3, 3, 6, 1], 1, "EXPLICIT", (0, 2, 0, 2), 1),
+    ([1, 8, 7, 2], [8, 7, 2, 1], 1, "EXPLICIT", (0, 7, 3, 3), 1),
+    ([2, 4, 3, 2], [3, 2, 2, 1], 1, "EXPLICIT", (2, 0, 1, 0), 1),
+]
+
+# 13.4 gradient configs (input, filter, stride, padding, pads, dilation).
+TF_DW_GRADIENT_CONFIGS = [
+    ([2, 5, 8, 1], [4, 4, 1, 2], 1, "SAME", None, (1, 1)),
+    ([4, 5, 5, 1], [2, 2, 1, 2], 2, "VALID", None, (1, 1)),
+    ([2, 4, 4, 2], [3, 1, 2, 2], 1, "SAME", None, (1, 1)),
+    ([1, 15, 15, 2], [1, 3, 2, 1], 1, "SAME", None, (1, 1)),
+    ([2, 15, 16, 1], [3, 3, 1, 2], 3, "VALID", None, (1, 1)),
+    ([2, 5, 8, 1], [4, 3, 1, 2], 1, "SAME", None, (1, 2)),
+    ([1, 3, 1, 2], [2, 1, 2, 1], 1, "SAME", None, (1, 1)),
+    ([2, 2, 3, 2], [2, 1, 2, 1], 1, "SAME", None, (1, 1)),
+    ([2, 2, 3, 1], [2, 2, 1, 1], 1, "SAME", None, (1, 1)),
+    ([2, 5, 8, 1], [4, 4, 1, 2], 1, "EXPLICIT", (0, 1, 2, 3), (1, 1)),
+    ([4, 5, 5, 1], [2, 2, 1, 2], 2, "EXPLICIT", (3, 1, 5, 0), (1, 1)),
+    ([2, 4, 4, 2], [3, 1, 2, 2], 1, "EXPLICIT", (4, 1, 3, 4), (1, 1)),
+    ([1, 15, 15, 2], [1, 3, 2, 1], 1, "EXPLICIT", (3, 0, 2, 8), (1, 1)),
+    ([2, 15, 16, 1], [3, 3, 1, 2], 3, "EXPLICIT", (0, 0, 10, 0), (1, 1)),
+    ([2, 5, 8, 1], [3, 4, 1, 2], 1, "EXPLICIT", (3, 1, 2, 3), (2, 1)),
+    ([2, 4, 3, 2], [3, 2, 2, 1], 1, "EXPLICIT", (2, 0, 1, 0), (1, 1)),
+]
+
+
 def build_tf_goldens():
-    # 13.1 Conv2DBackpropInput goldens: data 1..N, float32 (and the other
-    # float types TF's CPU kernel has).
-    bpi = [([1, 2, 3, 1], [2, 2, 1, 1], [1, 1, 2, 1], (1, 1), "VALID"),
-           ([1, 2, 3, 3], [2, 2, 3, 3], [1, 1, 2, 3], (1, 1), "VALID"),
-           ([1, 3, 6, 1], [2, 2, 1, 1], [1, 2, 3, 1], (1, 2), "VALID"),
-           ([1, 4, 4, 1], [1, 1, 1, 1], [1, 2, 2, 1], (2, 2), "SAME"),
-           ([1, 2, 2, 1], [2, 2, 1, 2], [1, 1, 1, 2], (1, 1), "VALID"),
-           ([2, 2], [2, 2, 1, 2], [1, 1, 1, 2], (1, 1), "VALID"),
-           ([3, 1, 1, 2], [1, 3, 2, 3], [3, 1, 0, 3], (1, 2), "VALID"),
-           ([0, 2, 3, 1], [2, 2, 1, 1], [0, 1, 2, 1], (1, 1), "VALID")]
-    for i, (sizes, fshape, yshape, s, pad) in enumerate(bpi):
+    # 13.1 Conv2DBackpropInput goldens.
+    for i, (sizes, fshape, yshape, s, pad) in enumerate(TF_BPI_GOLDENS):
         for dtype in (F32, F64, F16, BF16):
             add("Conv2DBackpropInput", f"tf13.1_golden{i}_{DTYPE_NAMES[dtype]}",
                 [("input_sizes", i32(sizes)), ("filter", iota(fshape, dtype)), ("out_backprop", iota(yshape, dtype))],
                 {"strides": [1, s[0], s[1], 1], "padding": pad, "data_format": "NHWC"})
-    # Explicit-padding backprop tests of 13.1 (input_sizes, filter, out_backprop, strides, pads t,b,l,r).
-    explicit = [([1, 2, 3, 1], [2, 2, 1, 1], (1, 1), (0, 0, 0, 0)),
-                ([1, 3, 4, 2], [2, 2, 2, 3], (2, 2), (0, 0, 0, 0)),
-                ([1, 2, 3, 1], [2, 2, 1, 2], (1, 1), (1, 1, 1, 1)),
-                ([1, 2, 3, 2], [1, 1, 2, 1], (1, 2), (1, 1, 1, 1)),
-                ([2, 3, 1, 1], [2, 1, 1, 1], (3, 1), (2, 2, 2, 2)),
-                ([1, 2, 3, 1], [2, 2, 1, 1], (1, 1), (1, 8, 4, 2)),
-                ([1, 5, 3, 1], [3, 2, 1, 1], (3, 1), (1, 8, 4, 2)),
-                ([1, 3, 3, 1], [2, 1, 1, 1], (1, 1), (5, 0, 2, 2))]
-    for i, (x, f, s, p) in enumerate(explicit):
+    # Explicit-padding backprop tests of 13.1.
+    for i, (x, f, s, p) in enumerate(TF_EXPLICIT_BACKPROPS):
         geo = conv_geometry(x[1], x[2], f[0], f[1], s[0], s[1], 1, 1, "EXPLICIT", p)
         pads8, OH, OW = geo
         y = [x[0], OH, OW, f[3]]
@@ -134,34 +220,14 @@ def build_tf_goldens():
         add("Conv2DBackpropFilter", f"tf13.1_explicit{i}", [("input", iota(x, F32)), ("filter_sizes", i32(f)),
                                                           ("out_backprop", iota(y, F32))], attrs)
         add("Conv2D", f"tf13.1_explicit{i}", [("input", iota(x, F32)), ("filter", iota(f, F32))], attrs)
-    # 13.2 Conv2DBackpropFilter goldens, f32/f64/f16/bf16.
-    bpf = [([1, 2, 3, 1], [2, 2, 1, 1], [1, 1, 2, 1], (1, 1), "VALID"),
-           ([1, 2, 3, 1], [2, 2, 1, 0], [1, 1, 2, 0], (1, 1), "VALID"),
-           ([0, 2, 3, 1], [2, 2, 1, 1], [0, 1, 2, 1], (1, 1), "VALID"),
-           ([1, 2, 3, 3], [2, 2, 3, 3], [1, 1, 2, 3], (1, 1), "VALID"),
-           ([1, 3, 6, 1], [2, 2, 1, 1], [1, 2, 3, 1], (1, 2), "VALID"),
-           ([1, 4, 4, 1], [1, 1, 1, 1], [1, 2, 2, 1], (2, 2), "SAME"),
-           ([1, 2, 2, 1], [2, 2, 1, 2], [1, 1, 1, 2], (1, 1), "VALID")]
-    for i, (xs, fs, ys, s, pad) in enumerate(bpf):
+    # 13.2 Conv2DBackpropFilter goldens.
+    for i, (xs, fs, ys, s, pad) in enumerate(TF_BPF_GOLDENS):
         for dtype in (F32, F64, F16, BF16):
             add("Conv2DBackpropFilter", f"tf13.2_golden{i}_{DTYPE_NAMES[dtype]}",
                 [("input", iota(xs, dtype)), ("filter_sizes", i32(fs)), ("out_backprop", iota(ys, dtype))],
                 {"strides": [1, s[0], s[1], 1], "padding": pad, "data_format": "NHWC"})
-    # 13.3 gradient-checker configs (batch, rows, cols, f_rows, f_cols, in_depth,
-    # out_depth, stride_r, stride_c, padding[, pads]) as direct backprop calls
-    # with TF's k/N data pattern replaced by small integers (exact).
-    grad_configs = [(2, 5, 4, 3, 3, 2, 3, 1, 1, "VALID", None), (2, 4, 5, 3, 3, 2, 3, 2, 2, "VALID", None),
-                    (2, 7, 6, 3, 3, 4, 5, 3, 3, "VALID", None), (4, 6, 5, 2, 2, 2, 3, 1, 1, "VALID", None),
-                    (4, 6, 5, 2, 2, 2, 3, 2, 2, "VALID", None), (2, 8, 7, 4, 4, 2, 3, 3, 3, "VALID", None),
-                    (2, 7, 6, 3, 3, 2, 3, 1, 1, "SAME", None), (2, 5, 4, 3, 3, 3, 3, 2, 2, "SAME", None),
-                    (2, 8, 7, 4, 4, 2, 3, 2, 1, "SAME", None), (2, 4, 3, 4, 3, 2, 3, 1, 1, "VALID", None),
-                    (2, 5, 4, 3, 3, 2, 3, 1, 1, "EXPLICIT", (1, 1, 1, 1)),
-                    (2, 4, 5, 3, 3, 2, 3, 2, 2, "EXPLICIT", (1, 1, 1, 1)),
-                    (2, 5, 4, 3, 3, 2, 3, 1, 1, "EXPLICIT", (2, 2, 2, 2)),
-                    (2, 8, 5, 4, 2, 3, 2, 3, 2, "EXPLICIT", (1, 2, 3, 4)),
-                    (3, 5, 7, 3, 2, 1, 2, 2, 1, "EXPLICIT", (4, 3, 2, 1)),
-                    (2, 6, 7, 3, 4, 3, 2, 1, 2, "EXPLICIT", (0, 0, 0, 5))]
-    for i, (N, H, W, FH, FW, C, K, sr, sc, pad, pads) in enumerate(grad_configs):
+    # 13.3 gradient-checker configs as direct backprop calls.
+    for i, (N, H, W, FH, FW, C, K, sr, sc, pad, pads) in enumerate(TF_GRADIENT_CONFIGS):
         for op in ("Conv2DBackpropInput", "Conv2DBackpropFilter"):
             add_conv_family(op, f"tf13.3_config{i}", F32, "NHWC", N, H, W, C, FH, FW, K, s=(sr, sc), padding=pad,
                             pads=pads or (0, 0, 0, 0))
@@ -180,40 +246,13 @@ def build_tf_goldens():
             [("input_sizes", i32([1, 2, 3, 2])), ("filter", f), ("out_backprop", dy)], attrs)
         add("DepthwiseConv2dNativeBackpropFilter", f"tf1.1_golden_{n}",
             [("input", x), ("filter_sizes", i32([2, 2, 2, 2])), ("out_backprop", dy)], attrs)
-    # 13.4 forward configs with channels/batch scaled down (input, filter, stride, padding, pads, dilation).
-    fwd = [([2, 5, 5, 6], [1, 1, 6, 2], 1, "SAME", None, 1), ([2, 8, 8, 5], [1, 3, 5, 1], 1, "SAME", None, 1),
-           ([1, 17, 17, 3], [3, 1, 3, 4], 1, "SAME", None, 1), ([2, 9, 27, 4], [3, 3, 4, 1], 1, "SAME", None, 1),
-           ([1, 31, 31, 2], [3, 3, 2, 1], 1, "SAME", None, 1), ([1, 35, 35, 2], [5, 5, 2, 1], 1, "SAME", None, 1),
-           ([1, 47, 47, 2], [3, 3, 2, 8], 3, "VALID", None, 1), ([1, 29, 29, 3], [3, 2, 3, 8], 2, "SAME", None, 1),
-           ([1, 33, 33, 1], [5, 5, 1, 2], 2, "SAME", None, 1), ([1, 33, 33, 1], [5, 5, 1, 2], 1, "SAME", None, 2),
-           ([1, 41, 35, 2], [4, 7, 2, 2], 1, "VALID", None, (3, 2)),
-           ([2, 5, 5, 6], [1, 1, 6, 2], 1, "EXPLICIT", (1, 2, 3, 4), 1),
-           ([2, 1, 1, 3], [3, 3, 3, 2], 1, "EXPLICIT", (10, 20, 15, 25), 1),
-           ([2, 9, 27, 4], [3, 3, 4, 1], 1, "EXPLICIT", (3, 4, 4, 2), 1),
-           ([1, 31, 31, 2], [3, 3, 2, 1], 1, "EXPLICIT", (0, 0, 0, 0), 1),
-           ([1, 29, 29, 3], [3, 2, 3, 8], 2, "EXPLICIT", (1, 2, 3, 5), 1),
-           ([1, 33, 33, 1], [5, 5, 1, 2], 3, "EXPLICIT", (3, 2, 1, 0), 1),
-           ([2, 5, 5, 6], [3, 3, 6, 1], 1, "EXPLICIT", (0, 2, 0, 2), 1),
-           ([1, 8, 7, 2], [8, 7, 2, 1], 1, "EXPLICIT", (0, 7, 3, 3), 1),
-           ([2, 4, 3, 2], [3, 2, 2, 1], 1, "EXPLICIT", (2, 0, 1, 0), 1)]
-    for i, (xs, fs, s, pad, pads, dil) in enumerate(fwd):
+    # 13.4 forward configs.
+    for i, (xs, fs, s, pad, pads, dil) in enumerate(TF_DW_FORWARD_CONFIGS):
         d = dil if isinstance(dil, tuple) else (dil, dil)
         add_conv_family("DepthwiseConv2dNative", f"tf13.4_forward{i}", F32, "NHWC", xs[0], xs[1], xs[2], xs[3],
                         fs[0], fs[1], fs[3], s=(s, s), d=d, padding=pad, pads=pads or (0, 0, 0, 0))
-    # 13.4 gradient configs (input, filter, stride, padding, pads, dilation).
-    grads = [([2, 5, 8, 1], [4, 4, 1, 2], 1, "SAME", None, (1, 1)), ([4, 5, 5, 1], [2, 2, 1, 2], 2, "VALID", None, (1, 1)),
-             ([2, 4, 4, 2], [3, 1, 2, 2], 1, "SAME", None, (1, 1)), ([1, 15, 15, 2], [1, 3, 2, 1], 1, "SAME", None, (1, 1)),
-             ([2, 15, 16, 1], [3, 3, 1, 2], 3, "VALID", None, (1, 1)), ([2, 5, 8, 1], [4, 3, 1, 2], 1, "SAME", None, (1, 2)),
-             ([1, 3, 1, 2], [2, 1, 2, 1], 1, "SAME", None, (1, 1)), ([2, 2, 3, 2], [2, 1, 2, 1], 1, "SAME", None, (1, 1)),
-             ([2, 2, 3, 1], [2, 2, 1, 1], 1, "SAME", None, (1, 1)),
-             ([2, 5, 8, 1], [4, 4, 1, 2], 1, "EXPLICIT", (0, 1, 2, 3), (1, 1)),
-             ([4, 5, 5, 1], [2, 2, 1, 2], 2, "EXPLICIT", (3, 1, 5, 0), (1, 1)),
-             ([2, 4, 4, 2], [3, 1, 2, 2], 1, "EXPLICIT", (4, 1, 3, 4), (1, 1)),
-             ([1, 15, 15, 2], [1, 3, 2, 1], 1, "EXPLICIT", (3, 0, 2, 8), (1, 1)),
-             ([2, 15, 16, 1], [3, 3, 1, 2], 3, "EXPLICIT", (0, 0, 10, 0), (1, 1)),
-             ([2, 5, 8, 1], [3, 4, 1, 2], 1, "EXPLICIT", (3, 1, 2, 3), (2, 1)),
-             ([2, 4, 3, 2], [3, 2, 2, 1], 1, "EXPLICIT", (2, 0, 1, 0), (1, 1))]
-    for i, (xs, fs, s, pad, pads, d) in enumerate(grads):
+    # 13.4 gradient configs.
+    for i, (xs, fs, s, pad, pads, d) in enumerate(TF_DW_GRADIENT_CONFIGS):
         for op in ("DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropFilter"):
             for dtype in (F32, F64):
                 add_conv_family(op, f"tf13.4_gradient{i}_{DTYPE_NAMES[dtype]}", dtype, "NHWC", xs[0], xs[1], xs[2],

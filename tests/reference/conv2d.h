@@ -23,9 +23,8 @@ inline std::vector<double> conv2d(const std::vector<double> &in, const std::vect
                     double sum = 0;
                     for (int64_t fh = 0; fh < FH; fh++)
                         for (int64_t fw = 0; fw < FW; fw++) {
-                            const int64_t h = oh * g.stride_rows - g.pad_top + fh * g.dilation_rows;
-                            const int64_t w = ow * g.stride_cols - g.pad_left + fw * g.dilation_cols;
-                            if (h < 0 || h >= H || w < 0 || w >= W) continue;
+                            const int64_t h = g.row(oh, fh), w = g.col(ow, fw);
+                            if (!inside(h, w, H, W)) continue;
                             for (int64_t ci = 0; ci < Cg; ci++)
                                 sum += in[((b * H + h) * W + w) * C + first_channel + ci] *
                                        filter[((fh * FW + fw) * Cg + ci) * O + o];

@@ -20,9 +20,8 @@ inline std::vector<double> depthwise_conv2d_native(const std::vector<double> &in
                         double sum = 0;
                         for (int64_t fh = 0; fh < FH; fh++)
                             for (int64_t fw = 0; fw < FW; fw++) {
-                                const int64_t h = oh * g.stride_rows - g.pad_top + fh * g.dilation_rows;
-                                const int64_t w = ow * g.stride_cols - g.pad_left + fw * g.dilation_cols;
-                                if (h < 0 || h >= H || w < 0 || w >= W) continue;
+                                const int64_t h = g.row(oh, fh), w = g.col(ow, fw);
+                                if (!inside(h, w, H, W)) continue;
                                 sum += in[((b * H + h) * W + w) * C + c] * filter[((fh * FW + fw) * C + c) * M + m];
                             }
                         out[((b * out_rows + oh) * out_cols + ow) * C * M + c * M + m] = sum;

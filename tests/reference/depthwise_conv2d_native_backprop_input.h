@@ -18,20 +18,14 @@ inline std::vector<double> depthwise_conv2d_native_backprop_input(const std::vec
     std::vector<double> in_backprop(N * H * W * C, 0.0);
     // Scatter: every out_backprop element and tap adds to the input position
     // the forward op read it from.
-    for (int64_t b = 0; b < N; b++)
-        for (int64_t oh = 0; oh < OH; oh++)
-            for (int64_t ow = 0; ow < OW; ow++)
-                for (int64_t fh = 0; fh < FH; fh++)
-                    for (int64_t fw = 0; fw < FW; fw++) {
-                        const int64_t h = oh * g.stride_rows - g.pad_top + fh * g.dilation_rows;
-                        const int64_t w = ow * g.stride_cols - g.pad_left + fw * g.dilation_cols;
-                        if (h < 0 || h >= H || w < 0 || w >= W) continue;
-                        for (int64_t c = 0; c < C; c++)
-                            for (int64_t m = 0; m < M; m++)
-                                in_backprop[((b * H + h) * W + w) * C + c] +=
-                                    out_backprop[((b * OH + oh) * OW + ow) * C * M + c * M + m] *
-                                    filter[((fh * FW + fw) * C + c) * M + m];
-                    }
+    for_each_tap(N, OH, OW, FH, FW, H, W, g,
+                 [&](int64_t b, int64_t oh, int64_t ow, int64_t fh, int64_t fw, int64_t h, int64_t w) {
+                     for (int64_t c = 0; c < C; c++)
+                         for (int64_t m = 0; m < M; m++)
+                             in_backprop[((b * H + h) * W + w) * C + c] +=
+                                 out_backprop[((b * OH + oh) * OW + ow) * C * M + c * M + m] *
+                                 filter[((fh * FW + fw) * C + c) * M + m];
+                 });
     return in_backprop;
 }
 

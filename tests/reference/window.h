@@ -41,7 +41,43 @@ inline Window window(int64_t input, int64_t filter, int64_t dilation, int64_t st
 struct Geometry2D {
     int64_t stride_rows = 1, stride_cols = 1, dilation_rows = 1, dilation_cols = 1;
     int64_t pad_top = 0, pad_left = 0;
+
+    // The input row / column that tap fh / fw of output row oh / column ow
+    // reads (in the padding when outside [0, H) / [0, W)).
+    int64_t row(int64_t oh, int64_t fh) const { return oh * stride_rows - pad_top + fh * dilation_rows; }
+    int64_t col(int64_t ow, int64_t fw) const { return ow * stride_cols - pad_left + fw * dilation_cols; }
 };
+
+inline bool inside(int64_t h, int64_t w, int64_t H, int64_t W) { return h >= 0 && h < H && w >= 0 && w < W; }
+
+// The shapes of a dense convolution's operands: input [N,H,W,C], HWIO filter
+// [FH,FW,Cg,O] (G = C / Cg groups of Og = O / G output channels) and output
+// [N,OH,OW,O].
+struct ConvShapes {
+    int64_t N, H, W, C, FH, FW, Cg, O, OH, OW, G, Og;
+};
+inline ConvShapes conv_shapes(const std::vector<int64_t> &s, const std::vector<int64_t> &fs,
+                              const std::vector<int64_t> &os) {
+    const int64_t G = s[3] / fs[2];
+    return {s[0], s[1], s[2], s[3], fs[0], fs[1], fs[2], fs[3], os[1], os[2], G, fs[3] / G};
+}
+
+// Calls tap(b, oh, ow, fh, fw, h, w) for every output position (b, oh, ow)
+// and filter tap (fh, fw) whose input position (h, w) lies inside the
+// H x W input: the reads of a forward convolution, which a gradient
+// scatters back.
+template <class Tap>
+void for_each_tap(int64_t N, int64_t OH, int64_t OW, int64_t FH, int64_t FW, int64_t H, int64_t W,
+                  const Geometry2D &g, Tap tap) {
+    for (int64_t b = 0; b < N; b++)
+        for (int64_t oh = 0; oh < OH; oh++)
+            for (int64_t ow = 0; ow < OW; ow++)
+                for (int64_t fh = 0; fh < FH; fh++)
+                    for (int64_t fw = 0; fw < FW; fw++) {
+                        const int64_t h = g.row(oh, fh), w = g.col(ow, fw);
+                        if (inside(h, w, H, W)) tap(b, oh, ow, fh, fw, h, w);
+                    }
+}
 
 // NHWC <-> NCHW for 4-D tensors stored row-major.
 inline std::vector<double> nhwc_to_nchw(const std::vector<double> &x, const std::vector<int64_t> &s) {

@@ -9,10 +9,6 @@
 // T is half, bfloat16, float, double or int32.
 #pragma once
 
-#include <string>
-#include <string_view>
-#include <vector>
-
 #include "gradtune/convolution_attrs.h"
 #include "gradtune/run_options.h"
 #include "gradtune/status.h"
@@ -24,18 +20,14 @@ namespace gradtune {
 //   Conv2D::DataFormat("NCHW").Dilations({1, 1, 2, 2})
 struct Conv2DAttrs : DenseConvolutionAttrs<Conv2DAttrs> {};
 
-class Conv2D : public DenseConvolutionShortcuts<Conv2DAttrs> {
+class Conv2D : public ConvolutionOp<Conv2D, DenseConvolutionShortcuts<Conv2DAttrs>, 2> {
 public:
-    // Writes the convolution into `output`, which must have dtype T and the
-    // output shape above. On any error `output` is left untouched.
-    static Status Compute(const ConstTensorRef &input, const ConstTensorRef &filter, const std::vector<int> &strides,
-                          std::string_view padding, const TensorRef &output, const Attrs &attrs = Attrs(),
-                          const RunOptions &options = RunOptions());
-
-    // Allocates the output.
-    static Status Compute(const ConstTensorRef &input, const ConstTensorRef &filter, const std::vector<int> &strides,
-                          std::string_view padding, Tensor *output, const Attrs &attrs = Attrs(),
-                          const RunOptions &options = RunOptions());
+    // Compute(input, filter, strides, padding, output[, attrs, options])
+    // (ConvolutionOp, convolution_attrs.h) writes the convolution into `output`,
+    // which must have dtype T and the output shape above, or allocates it.
+    // Run: its runtime half.
+    static Status Run(const Call &call, const TensorRef &output);
+    static Status Run(const Call &call, Tensor *output);
 };
 
 }  // namespace gradtune

@@ -13,10 +13,6 @@
 // T is half, bfloat16, float or double.
 #pragma once
 
-#include <string>
-#include <string_view>
-#include <vector>
-
 #include "gradtune/convolution_attrs.h"
 #include "gradtune/run_options.h"
 #include "gradtune/status.h"
@@ -28,20 +24,15 @@ namespace gradtune {
 //   Conv2DBackpropFilter::DataFormat("NCHW").Dilations({1, 1, 2, 2})
 struct Conv2DBackpropFilterAttrs : DenseConvolutionAttrs<Conv2DBackpropFilterAttrs> {};
 
-class Conv2DBackpropFilter : public DenseConvolutionShortcuts<Conv2DBackpropFilterAttrs> {
+class Conv2DBackpropFilter
+    : public ConvolutionOp<Conv2DBackpropFilter, DenseConvolutionShortcuts<Conv2DBackpropFilterAttrs>, 3> {
 public:
-    // Writes the gradient into `output`, which must have dtype T and shape
-    // filter_sizes. On any error `output` is left untouched.
-    static Status Compute(const ConstTensorRef &input, const ConstTensorRef &filter_sizes,
-                          const ConstTensorRef &out_backprop, const std::vector<int> &strides,
-                          std::string_view padding, const TensorRef &output, const Attrs &attrs = Attrs(),
-                          const RunOptions &options = RunOptions());
-
-    // Allocates the output.
-    static Status Compute(const ConstTensorRef &input, const ConstTensorRef &filter_sizes,
-                          const ConstTensorRef &out_backprop, const std::vector<int> &strides,
-                          std::string_view padding, Tensor *output, const Attrs &attrs = Attrs(),
-                          const RunOptions &options = RunOptions());
+    // Compute(input, filter_sizes, out_backprop, strides, padding, output[, attrs, options])
+    // (ConvolutionOp, convolution_attrs.h) writes the gradient into `output`,
+    // which must have dtype T and shape filter_sizes, or allocates it.
+    // Run: its runtime half.
+    static Status Run(const Call &call, const TensorRef &output);
+    static Status Run(const Call &call, Tensor *output);
 };
 
 }  // namespace gradtune

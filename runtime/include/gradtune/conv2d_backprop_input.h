@@ -13,10 +13,6 @@
 // and wraps on overflow).
 #pragma once
 
-#include <string>
-#include <string_view>
-#include <vector>
-
 #include "gradtune/convolution_attrs.h"
 #include "gradtune/run_options.h"
 #include "gradtune/status.h"
@@ -28,20 +24,15 @@ namespace gradtune {
 //   Conv2DBackpropInput::DataFormat("NCHW").Dilations({1, 1, 2, 2})
 struct Conv2DBackpropInputAttrs : DenseConvolutionAttrs<Conv2DBackpropInputAttrs> {};
 
-class Conv2DBackpropInput : public DenseConvolutionShortcuts<Conv2DBackpropInputAttrs> {
+class Conv2DBackpropInput
+    : public ConvolutionOp<Conv2DBackpropInput, DenseConvolutionShortcuts<Conv2DBackpropInputAttrs>, 3> {
 public:
-    // Writes the gradient into `output`, which must have dtype T and the
-    // shape input_sizes describes. On any error `output` is left untouched.
-    static Status Compute(const ConstTensorRef &input_sizes, const ConstTensorRef &filter,
-                          const ConstTensorRef &out_backprop, const std::vector<int> &strides,
-                          std::string_view padding, const TensorRef &output, const Attrs &attrs = Attrs(),
-                          const RunOptions &options = RunOptions());
-
-    // Allocates the output.
-    static Status Compute(const ConstTensorRef &input_sizes, const ConstTensorRef &filter,
-                          const ConstTensorRef &out_backprop, const std::vector<int> &strides,
-                          std::string_view padding, Tensor *output, const Attrs &attrs = Attrs(),
-                          const RunOptions &options = RunOptions());
+    // Compute(input_sizes, filter, out_backprop, strides, padding, output[, attrs, options])
+    // (ConvolutionOp, convolution_attrs.h) writes the gradient into `output`,
+    // which must have dtype T and the shape input_sizes describes, or allocates it.
+    // Run: its runtime half.
+    static Status Run(const Call &call, const TensorRef &output);
+    static Status Run(const Call &call, Tensor *output);
 };
 
 }  // namespace gradtune

@@ -10,10 +10,6 @@
 // T is half, bfloat16, float or double.
 #pragma once
 
-#include <string>
-#include <string_view>
-#include <vector>
-
 #include "gradtune/convolution_attrs.h"
 #include "gradtune/run_options.h"
 #include "gradtune/status.h"
@@ -25,18 +21,15 @@ namespace gradtune {
 //   DepthwiseConv2dNative::DataFormat("NCHW").Dilations({1, 1, 2, 2})
 struct DepthwiseConv2dNativeAttrs : ConvolutionAttrs<DepthwiseConv2dNativeAttrs> {};
 
-class DepthwiseConv2dNative : public ConvolutionShortcuts<DepthwiseConv2dNativeAttrs> {
+class DepthwiseConv2dNative
+    : public ConvolutionOp<DepthwiseConv2dNative, ConvolutionShortcuts<DepthwiseConv2dNativeAttrs>, 2> {
 public:
-    // Writes the convolution into `output`, which must have dtype T and the
-    // output shape above. On any error `output` is left untouched.
-    static Status Compute(const ConstTensorRef &input, const ConstTensorRef &filter, const std::vector<int> &strides,
-                          std::string_view padding, const TensorRef &output, const Attrs &attrs = Attrs(),
-                          const RunOptions &options = RunOptions());
-
-    // Allocates the output.
-    static Status Compute(const ConstTensorRef &input, const ConstTensorRef &filter, const std::vector<int> &strides,
-                          std::string_view padding, Tensor *output, const Attrs &attrs = Attrs(),
-                          const RunOptions &options = RunOptions());
+    // Compute(input, filter, strides, padding, output[, attrs, options])
+    // (ConvolutionOp, convolution_attrs.h) writes the convolution into `output`,
+    // which must have dtype T and the output shape above, or allocates it.
+    // Run: its runtime half.
+    static Status Run(const Call &call, const TensorRef &output);
+    static Status Run(const Call &call, Tensor *output);
 };
 
 }  // namespace gradtune

@@ -12,10 +12,6 @@
 // same call gives the same bits whatever the number of threads.
 #pragma once
 
-#include <string>
-#include <string_view>
-#include <vector>
-
 #include "gradtune/convolution_attrs.h"
 #include "gradtune/run_options.h"
 #include "gradtune/status.h"
@@ -27,20 +23,16 @@ namespace gradtune {
 //   DepthwiseConv2dNativeBackpropFilter::DataFormat("NCHW").Dilations({1, 1, 2, 2})
 struct DepthwiseConv2dNativeBackpropFilterAttrs : ConvolutionAttrs<DepthwiseConv2dNativeBackpropFilterAttrs> {};
 
-class DepthwiseConv2dNativeBackpropFilter : public ConvolutionShortcuts<DepthwiseConv2dNativeBackpropFilterAttrs> {
+class DepthwiseConv2dNativeBackpropFilter
+    : public ConvolutionOp<DepthwiseConv2dNativeBackpropFilter,
+                           ConvolutionShortcuts<DepthwiseConv2dNativeBackpropFilterAttrs>, 3> {
 public:
-    // Writes the gradient into `output`, which must have dtype T and shape
-    // filter_sizes. On any error `output` is left untouched.
-    static Status Compute(const ConstTensorRef &input, const ConstTensorRef &filter_sizes,
-                          const ConstTensorRef &out_backprop, const std::vector<int> &strides,
-                          std::string_view padding, const TensorRef &output, const Attrs &attrs = Attrs(),
-                          const RunOptions &options = RunOptions());
-
-    // Allocates the output.
-    static Status Compute(const ConstTensorRef &input, const ConstTensorRef &filter_sizes,
-                          const ConstTensorRef &out_backprop, const std::vector<int> &strides,
-                          std::string_view padding, Tensor *output, const Attrs &attrs = Attrs(),
-                          const RunOptions &options = RunOptions());
+    // Compute(input, filter_sizes, out_backprop, strides, padding, output[, attrs, options])
+    // (ConvolutionOp, convolution_attrs.h) writes the gradient into `output`,
+    // which must have dtype T and shape filter_sizes, or allocates it.
+    // Run: its runtime half.
+    static Status Run(const Call &call, const TensorRef &output);
+    static Status Run(const Call &call, Tensor *output);
 };
 
 }  // namespace gradtune

@@ -11,10 +11,6 @@
 // T is half, bfloat16, float or double.
 #pragma once
 
-#include <string>
-#include <string_view>
-#include <vector>
-
 #include "gradtune/convolution_attrs.h"
 #include "gradtune/run_options.h"
 #include "gradtune/status.h"
@@ -26,20 +22,16 @@ namespace gradtune {
 //   DepthwiseConv2dNativeBackpropInput::DataFormat("NCHW").Dilations({1, 1, 2, 2})
 struct DepthwiseConv2dNativeBackpropInputAttrs : ConvolutionAttrs<DepthwiseConv2dNativeBackpropInputAttrs> {};
 
-class DepthwiseConv2dNativeBackpropInput : public ConvolutionShortcuts<DepthwiseConv2dNativeBackpropInputAttrs> {
+class DepthwiseConv2dNativeBackpropInput
+    : public ConvolutionOp<DepthwiseConv2dNativeBackpropInput,
+                           ConvolutionShortcuts<DepthwiseConv2dNativeBackpropInputAttrs>, 3> {
 public:
-    // Writes the gradient into `output`, which must have dtype T and shape
-    // input_sizes. On any error `output` is left untouched.
-    static Status Compute(const ConstTensorRef &input_sizes, const ConstTensorRef &filter,
-                          const ConstTensorRef &out_backprop, const std::vector<int> &strides,
-                          std::string_view padding, const TensorRef &output, const Attrs &attrs = Attrs(),
-                          const RunOptions &options = RunOptions());
-
-    // Allocates the output.
-    static Status Compute(const ConstTensorRef &input_sizes, const ConstTensorRef &filter,
-                          const ConstTensorRef &out_backprop, const std::vector<int> &strides,
-                          std::string_view padding, Tensor *output, const Attrs &attrs = Attrs(),
-                          const RunOptions &options = RunOptions());
+    // Compute(input_sizes, filter, out_backprop, strides, padding, output[, attrs, options])
+    // (ConvolutionOp, convolution_attrs.h) writes the gradient into `output`,
+    // which must have dtype T and shape input_sizes, or allocates it.
+    // Run: its runtime half.
+    static Status Run(const Call &call, const TensorRef &output);
+    static Status Run(const Call &call, Tensor *output);
 };
 
 }  // namespace gradtune
