@@ -141,17 +141,26 @@ std::vector<Loaded> load_candidates(const json &batch, Device device) {
 
 // The generic variant's outputs for the shape's call: read back from an
 // earlier batch of the run (<reference>-<output>.npy), or computed here (and
-// cached; `call_ms` is then that call's time, else 0).
-Status reference_outputs(const json &shape, const OpCall &call, const RunOptions &generic,
-                         std::vector<Tensor> *reference, double *call_ms) {
+// cached; `call_ms` is then that call's time, else 0). `dtypes`: the call's
+// output dtypes. A bfloat16 output is cached widened to float32 (.npy has no
+// bfloat16) and read back as bfloat16, exactly: read as float32, every later
+// batch's candidates were handed float32 outputs and refused them.
+Status reference_outputs(const json &shape, const OpCall &call, const std::vector<DataType> &dtypes,
+                         const RunOptions &generic, std::vector<Tensor> *reference, double *call_ms) {
     const std::string prefix = shape.value("reference", "");
     auto path = [&](size_t o) { return prefix + "-" + std::to_string(o) + ".npy"; };
     for (size_t o = 0; !prefix.empty() && std::filesystem::exists(path(o)); o++) {
-        reference->emplace_back();
-        if (!read_npy(path(o), &reference->back()).ok()) {
+        Tensor cached;
+        if (o >= dtypes.size() || !read_npy(path(o), &cached).ok()) {
             reference->clear();
             break;
         }
+        if (cached.dtype() == dtypes[o]) {
+            reference->push_back(std::move(cached));
+            continue;
+        }
+        reference->emplace_back(dtypes[o], cached.shape());
+        for (int64_t i = 0; i < cached.num_elements(); i++) reference->back().store(i, cached.load(i));
     }
     *call_ms = 0;
     if (!reference->empty()) return Status::OK();
@@ -213,7 +222,7 @@ int measure_shape(const json &shape, const std::vector<Loaded> &loaded, const Me
     generic.variant = generic_variant(info, device);
     std::vector<Tensor> reference;
     double generic_call_ms = 0;
-    if (st.ok()) st = reference_outputs(shape, m.call, generic, &reference, &generic_call_ms);
+    if (st.ok()) st = reference_outputs(shape, m.call, info.output_dtypes, generic, &reference, &generic_call_ms);
     if (!st.ok()) {
         std::cerr << "gradtune measure: " << shape_id << ": " << st.ToString() << "\n";
         return 3;
