@@ -396,7 +396,10 @@ def main():
     parser.add_argument("--profile-steps", type=int, default=3)
     parser.add_argument("--markdown", help="also write the tables as Markdown to this file")
     parser.add_argument("--json", help="also write the rows as JSON to this file")
+    parser.add_argument("--policy", default="float32", choices=("float32", "mixed_bfloat16"),
+                        help="Keras dtype policy of the models (mixed_bfloat16: bfloat16 gradients, float32 weights)")
     args = parser.parse_args()
+    keras.mixed_precision.set_global_policy(args.policy)
     names = [m for m in args.models.split(",") if m]
     unknown = [m for m in names + [m for m in args.breakdown.split(",") if m] if m not in MODELS]
     if unknown:
@@ -410,7 +413,10 @@ def main():
             name, row["tf_ms"], row["gradtune_ms"], row["speedup"]), file=sys.stderr, flush=True)
         if name in args.breakdown.split(","):
             breakdown[name] = breakdown_rows(steps, args.profile_steps)
-    text = markdown(rows, breakdown, args.steps, "%s, %d threads" % (autotune.cpu_model(), os.cpu_count()))
+    machine = "%s, %d threads" % (autotune.cpu_model(), os.cpu_count())
+    if args.policy != "float32":
+        machine += ", Keras policy " + args.policy
+    text = markdown(rows, breakdown, args.steps, machine)
     print(text)
     if args.markdown:
         with open(args.markdown, "w") as f:
