@@ -9,14 +9,17 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <list>
 #include <map>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "channel_split.h"
 #include "cpu_features.h"
 #include "dilation_phases.h"
 #include "group_blocks.h"
@@ -793,5 +796,83 @@ TEST_CASE("a grouped dense gradient only the generic variant has runs as ungroup
         CHECK(group_blocks(info).per_block == 16);
         CHECK_FALSE(group_blocks(info).usable);
         CHECK_FALSE(detour_to_group_blocks(info, {}));
+    }
+}
+
+TEST_CASE("a filter gradient whose output channels the kernel's tile does not divide runs on two channel slices",
+          "[dispatch]") {
+    // The generic variant's tile is 2 vectors of 16 lanes: its kernel runs a
+    // call of 40 output channels on channels [0, 32) then [32, 40), views of
+    // out_backprop and the filter gradient, and the result equals a plain
+    // sum; channel counts the tile divides, fewer than a tile, NCHW and
+    // grouped calls run whole.
+    CHECK(output_channel_tile("algorithm=0 tile_ci=4 vector_width=16 vectors_per_tile=4") == 64);
+    CHECK(output_channel_tile("rows_per_task=4 tile_width=1") == 0);
+    const int64_t n = 2, h = 7, w = 6, c = 5;
+    RunOptions generic;
+    generic.variant = "Conv2DBackpropFilter_cpu_float32_NHWC_generic";
+    std::list<Tensor> tensors;  // the calls' operands (an OpCall holds views)
+    auto call_of = [&](int64_t o, int64_t groups, const std::string &format) {
+        const bool nchw = format == "NCHW";
+        const std::vector<int64_t> x_shape = nchw ? std::vector<int64_t>{n, c * groups, h, w}
+                                                  : std::vector<int64_t>{n, h, w, c * groups};
+        const std::vector<int64_t> dy_shape = nchw ? std::vector<int64_t>{n, o, h, w} : std::vector<int64_t>{n, h, w, o};
+        const Tensor &x = tensors.emplace_back(wave(x_shape, 0.1f));
+        const Tensor &dy = tensors.emplace_back(wave(dy_shape, 1.9f));
+        const Tensor &sizes =
+            tensors.emplace_back(Tensor::FromVector(DataType::kInt32, {4}, std::vector<int64_t>{3, 3, c, o}));
+        return OpCall{"Conv2DBackpropFilter",
+                      {{"input", x}, {"filter_sizes", sizes}, {"out_backprop", dy}},
+                      {{"strides", std::vector<int64_t>{1, 1, 1, 1}},
+                       {"padding", std::string("SAME")},
+                       {"data_format", format}}};
+    };
+    const OpCall call = call_of(40, 1, "NHWC");
+    CallInfo info;
+    REQUIRE(DescribeCall(call, &info).ok());
+    Selection selected;
+    REQUIRE(select_kernel(info, generic, &selected).ok());
+    CHECK(output_channel_tile(selected.knobs) == 32);
+    CHECK(split_output_channels(info, Device::cpu, selected.knobs) == 32);
+    CHECK(split_output_channels(info, Device::cuda, selected.knobs) == 0);
+    DispatchInfo explained;
+    REQUIRE(ExplainDispatch(call, generic, &explained).ok());
+    CHECK(explained.why.find("; run on output channels [0, 32) then [32, 40) (its register tile of 32 does not "
+                             "divide 40)") != std::string::npos);
+    std::vector<Tensor> got;
+    REQUIRE(RunOp(call, &got, generic).ok());
+    // dF[fh, fw, ci, o] = sum over n, y, x of dy[n, y, x, o] * input[n, y + fh - 1, x + fw - 1, ci] (SAME, 3x3).
+    const ConstTensorRef &x = call.inputs.at("input"), &dy = call.inputs.at("out_backprop");
+    auto load = [](const ConstTensorRef &t, int64_t i) { return static_cast<const float *>(t.data)[i]; };
+    Tensor want(DataType::kFloat, {3, 3, c, 40});
+    for (int64_t fh = 0; fh < 3; fh++)
+        for (int64_t fw = 0; fw < 3; fw++)
+            for (int64_t ci = 0; ci < c; ci++)
+                for (int64_t o = 0; o < 40; o++) {
+                    double sum = 0;
+                    for (int64_t b = 0; b < n; b++)
+                        for (int64_t y = 0; y < h; y++)
+                            for (int64_t xx = 0; xx < w; xx++) {
+                                const int64_t iy = y + fh - 1, ix = xx + fw - 1;
+                                if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+                                sum += load(dy, ((b * h + y) * w + xx) * 40 + o) * load(x, ((b * h + iy) * w + ix) * c + ci);
+                            }
+                    want.store(((fh * 3 + fw) * c + ci) * 40 + o, sum);
+                }
+    REQUIRE(got[0].shape() == want.shape());
+    CHECK(relative_difference(got[0], want) <= 1e-6);
+    for (const auto &[o, groups, format] : {std::tuple{int64_t{64}, int64_t{1}, std::string("NHWC")},
+                                            std::tuple{int64_t{24}, int64_t{1}, std::string("NHWC")},
+                                            std::tuple{int64_t{40}, int64_t{1}, std::string("NCHW")},
+                                            std::tuple{int64_t{40}, int64_t{2}, std::string("NHWC")}}) {
+        INFO("O=" << o << " G=" << groups << " " << format);
+        CallInfo whole;
+        REQUIRE(DescribeCall(call_of(o, groups, format), &whole).ok());
+        RunOptions own_layout;
+        own_layout.variant = "Conv2DBackpropFilter_cpu_float32_" + format + "_generic";
+        Selection selected;
+        REQUIRE(select_kernel(whole, own_layout, &selected).ok());
+        CHECK(output_channel_tile(selected.knobs) == 32);
+        CHECK(split_output_channels(whole, Device::cpu, selected.knobs) == 0);
     }
 }

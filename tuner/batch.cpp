@@ -174,6 +174,7 @@ json BatchRunner::batch_file(const Group &g, const std::vector<CompiledCandidate
             batch["candidates"].push_back({{"index", i},
                                            {"shared_object", c.shared_object},
                                            {"function", c.candidate.function_name()},
+                                           {"knobs", knobs_text(c.candidate.knobs)},
                                            {"structure", gradtune::to_json(g.structure)}});
         } else if (!c.error.empty()) {  // else cut short by the budget
             std::vector<Trial> failed_to_compile;

@@ -128,6 +128,7 @@ std::vector<Loaded> load_candidates(const json &batch, Device device) {
             continue;
         }
         l.kernel.name = c.at("function").get<std::string>();
+        l.kernel.knobs = c.value("knobs", "");
         l.kernel.function = reinterpret_cast<void (*)()>(dlsym(handle, l.kernel.name.c_str()));
         Structure s = structure_from_json(c.at("structure"));
         l.kernel.dtype = s.dtype;

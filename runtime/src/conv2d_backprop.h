@@ -8,9 +8,11 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
+#include "channel_split.h"
 #include "conv_backprop_shape.h"
 #include "dilation_phases.h"
 #include "gradtune/op_call.h"
@@ -165,7 +167,9 @@ Status RunOnGroupBlocks(const Conv2DBackpropPrepared &p, bool output_is_input, c
 // layout: nhwc_detour.h; a grouped call as ungrouped calls of its group
 // blocks where only the generic variant has its groups: group_blocks.h; a
 // dilated call as its undilated phases where only the generic variant has
-// its dilation: dilation_phases.h),
+// its dilation: dilation_phases.h), in two runs on slices of its output
+// channels where the kernel's register tile does not divide a filter
+// gradient's (channel_split.h),
 // whose Halide signature (the op's generated header, so that a mismatch is a
 // compile error) takes the geometry, then the tensor operand, out_backprop
 // and the output. Halide dimension orders (innermost first): activations
@@ -209,17 +213,34 @@ Status ExecuteConv2DBackprop(const Conv2DBackpropPrepared &p, bool output_is_inp
     HalideBuffer tensor_buffer(tensor.dtype, output_is_input ? tensor.shape : activation_shape(tensor.shape),
                                tensor.data, output_is_input ? filter : activations,
                                output_is_input ? 0 : p.activation_pitch);
-    HalideBuffer out_backprop_buffer(out_backprop.dtype, activation_shape(out_backprop.shape), out_backprop.data,
-                                     activations, p.out_backprop_pitch);
-    HalideBuffer output_buffer(output.dtype, output_is_input ? activation_shape(output.shape) : output.shape,
-                               output.data, output_is_input ? activations : filter,
-                               output_is_input ? p.activation_pitch : 0);
-    int result = call.kernel<KernelSignature>()(
-        call.user_context(), static_cast<int32_t>(p.stride_rows), static_cast<int32_t>(p.stride_cols),
-        static_cast<int32_t>(p.dilation_rows), static_cast<int32_t>(p.dilation_cols), static_cast<int32_t>(p.groups),
-        static_cast<int32_t>(p.pad_top), static_cast<int32_t>(p.pad_left), tensor_buffer.get(),
-        out_backprop_buffer.get(), output_buffer.get());
-    return call.finish(result, output_buffer.get(), {tensor_buffer.get(), out_backprop_buffer.get()});
+    // Output channels [first, first + count): the whole call, or one slice
+    // of a filter gradient the kernel runs in two (channel_split.h).
+    std::optional<HalideBuffer> out_backprop_buffer, output_buffer;
+    auto run = [&](int64_t first, int64_t count) {
+        const int64_t channels = out_backprop.shape[3];
+        const bool slice = count != channels;
+        const size_t offset = static_cast<size_t>(first) * DataTypeSize(out_backprop.dtype);
+        std::vector<int64_t> dy_shape = activation_shape(out_backprop.shape), filter_shape = output.shape;
+        if (slice) dy_shape[3] = filter_shape[3] = count;  // NHWC, filter gradient only
+        out_backprop_buffer.emplace(out_backprop.dtype, dy_shape, static_cast<const char *>(out_backprop.data) + offset,
+                                    activations, slice && !p.out_backprop_pitch ? channels : p.out_backprop_pitch);
+        if (output_is_input) {
+            output_buffer.emplace(output.dtype, activation_shape(output.shape), output.data, activations,
+                                  p.activation_pitch);
+        } else {
+            output_buffer.emplace(output.dtype, filter_shape, static_cast<char *>(output.data) + offset, filter,
+                                  slice ? channels : 0);
+        }
+        return call.kernel<KernelSignature>()(
+            call.user_context(), static_cast<int32_t>(p.stride_rows), static_cast<int32_t>(p.stride_cols),
+            static_cast<int32_t>(p.dilation_rows), static_cast<int32_t>(p.dilation_cols),
+            static_cast<int32_t>(p.groups), static_cast<int32_t>(p.pad_top), static_cast<int32_t>(p.pad_left),
+            tensor_buffer.get(), out_backprop_buffer->get(), output_buffer->get());
+    };
+    const int64_t split = output_is_input ? 0 : split_output_channels(p.info, options.device, call.knobs());
+    int result = run(0, split ? split : out_backprop.shape[3]);
+    if (result == 0 && split) result = run(split, out_backprop.shape[3] - split);
+    return call.finish(result, output_buffer->get(), {tensor_buffer.get(), out_backprop_buffer->get()});
 }
 
 }  // namespace gradtune::internal

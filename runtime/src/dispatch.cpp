@@ -133,7 +133,7 @@ Status select_forced(const CallInfo &call, const RunOptions &options, const std:
         for (const auto &[name, value] : k.structure) view.structure.emplace_back(name.c_str(), value);
         if (!fits(view, call, device))
             return InvalidArgument("external kernel " + k.name + " does not fit this call");
-        *selection = {k.function, k.name, Tier::external, "external kernel"};
+        *selection = {k.function, k.name, Tier::external, "external kernel", k.knobs};
         return Status::OK();
     }
     for (const Kernel &k : kernels) {
@@ -147,7 +147,7 @@ Status select_forced(const CallInfo &call, const RunOptions &options, const std:
                 "variant " + options.variant +
                 " is a tuned record, compiled only for the build machine's CPU (GRADTUNE_TUNED_CPU_TARGETS); "
                 "this CPU (or GRADTUNE_MAX_CPU_ISA) lacks its features");
-        *selection = {k.function, k.name, Tier::forced, "RunOptions::variant"};
+        *selection = {k.function, k.name, Tier::forced, "RunOptions::variant", running_knobs(k)};
         return Status::OK();
     }
     return InvalidArgument("no variant named " + options.variant + " in this build");
@@ -182,7 +182,8 @@ bool select_measured(const CallInfo &call, Device device, const std::vector<Kern
             if (mine) {
                 *selection = {k.function, k.name, Tier::exact,
                               k.generic() ? "the generic variant measured fastest for this shape"
-                                          : "tuned for this shape"};
+                                          : "tuned for this shape",
+                              running_knobs(k)};
                 return true;
             }
             if (!transferred) transferred = &t;
@@ -199,14 +200,15 @@ bool select_measured(const CallInfo &call, Device device, const std::vector<Kern
     if (transferred) {
         const Kernel &k = kernels[transferred->kernel];
         *selection = {k.function, k.name, Tier::transferred,
-                      served_by(*transferred) + " for this shape, compiled for this machine"};
+                      served_by(*transferred) + " for this shape, compiled for this machine", running_knobs(k)};
         return true;
     }
     if (nearest) {
         const Kernel &k = kernels[nearest->kernel];
         *selection = {k.function, k.name, Tier::nearest,
                       served_by(*nearest) + " for " + shape_key(nearest->padding, shape_map(*nearest)) +
-                          ", the nearest of " + std::to_string(candidates) + " measured shape(s) with this structure"};
+                          ", the nearest of " + std::to_string(candidates) + " measured shape(s) with this structure",
+                      running_knobs(k)};
         return true;
     }
     return false;
@@ -235,13 +237,13 @@ Status select_kernel(const CallInfo &call, const RunOptions &options, const std:
         return Status::OK();
     if (fallback) {
         *selection = {fallback->function, fallback->name, Tier::structure_default,
-                      "the structure default (schedules/defaults)"};
+                      "the structure default (schedules/defaults)", running_knobs(*fallback)};
         return Status::OK();
     }
     for (size_t i : entries.kernels) {
         const Kernel &k = kernels[i];
         if (k.generic() && fits(k, call, device)) {
-            *selection = {k.function, k.name, Tier::generic, "no tuned variant for this structure"};
+            *selection = {k.function, k.name, Tier::generic, "no tuned variant for this structure", running_knobs(k)};
             return Status::OK();
         }
     }

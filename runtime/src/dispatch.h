@@ -37,6 +37,11 @@ struct Selection {
     std::string name;
     Tier tier = Tier::generic;
     std::string why;
+    // The kernel's knob setting as it runs on this CPU ("name=value ...";
+    // the AVX2 setting where the CPU runs the AVX2 baseline; an external
+    // kernel's own): what a detour that fits a call to the kernel's tiles
+    // reads (channel_split.h).
+    std::string knobs;
 };
 
 Status select_kernel(const CallInfo &call, const RunOptions &options, Selection *selection);

@@ -94,6 +94,8 @@ public:
         return reinterpret_cast<Signature>(selection_.function);
     }
     void *user_context() { return &context_; }
+    // The chosen variant's knob setting (Selection::knobs).
+    const std::string &knobs() const { return selection_.knobs; }
     // The kernel's result as a Status; for CUDA, copies `output` back to the
     // host and frees the device copies of it and of `inputs`; then reports
     // the call when GRADTUNE_VERBOSE is set.

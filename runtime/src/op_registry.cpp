@@ -4,6 +4,7 @@
 #include <new>
 #include <stdexcept>
 
+#include "channel_split.h"
 #include "dilation_phases.h"
 #include "dispatch.h"
 #include "group_blocks.h"
@@ -185,7 +186,9 @@ Status ExplainDispatch(const OpCall &call, const RunOptions &options, DispatchIn
     CallInfo call_info;
     GRADTUNE_RETURN_IF_ERROR(DescribeCall(call, &call_info));
     // The detours, in the order the ops take them: NCHW to NHWC, a grouped
-    // call to its group blocks, a dilated call to its undilated phases.
+    // call to its group blocks, a dilated call to its undilated phases; then
+    // the kernel, on slices of a filter gradient's output channels where its
+    // tile does not divide them.
     std::string detours;
     if (internal::detour_to_nhwc(call_info, options)) {
         call_info = internal::nhwc_twin(call_info);
@@ -206,7 +209,15 @@ Status ExplainDispatch(const OpCall &call, const RunOptions &options, DispatchIn
     }
     internal::Selection selection;
     GRADTUNE_RETURN_IF_ERROR(internal::select_kernel(call_info, options, &selection));
-    *info = {selection.name, to_string(selection.tier), detours + selection.why};
+    std::string why = detours + selection.why;
+    if (const int64_t split = internal::split_output_channels(call_info, options.device, selection.knobs)) {
+        const int64_t channels = call_info.shape.at("O");
+        why += "; run on output channels [0, " + std::to_string(split) + ") then [" + std::to_string(split) +
+                   ", " + std::to_string(channels) + ") (its register tile of " +
+                   std::to_string(internal::output_channel_tile(selection.knobs)) + " does not divide " +
+                   std::to_string(channels) + ")";
+    }
+    *info = {selection.name, to_string(selection.tier), why};
     return Status::OK();
 }
 

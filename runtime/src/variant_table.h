@@ -60,6 +60,10 @@ struct TunedShape {
     double generic_median_ms;
 };
 
+// A kernel's knob setting as it runs on this CPU: its AVX2 setting where the
+// CPU runs the AVX2 baseline and it has one, else its own.
+const char *running_knobs(const Kernel &kernel);
+
 const char *target_class();
 const std::vector<Kernel> &kernels();
 const std::vector<TunedShape> &tuned_shapes();

@@ -5,6 +5,14 @@
 
 namespace gradtune {
 
+namespace internal {
+
+const char *running_knobs(const Kernel &kernel) {
+    return *kernel.avx2_knobs && cpu_runs_avx2_baseline() ? kernel.avx2_knobs : kernel.knobs;
+}
+
+}  // namespace internal
+
 std::vector<VariantInfo> Variants(std::string_view op) {
     const auto &table = internal::kernels();
     std::vector<VariantInfo> result;
@@ -17,7 +25,7 @@ std::vector<VariantInfo> Variants(std::string_view op) {
         v.dtype = k.dtype;
         v.data_format = k.data_format;
         for (const auto &[name, value] : k.structure) v.structure[name] = value;
-        v.knobs = *k.avx2_knobs && internal::cpu_runs_avx2_baseline() ? k.avx2_knobs : k.knobs;
+        v.knobs = internal::running_knobs(k);
         v.generic = k.generic();
         v.structure_default = k.structure_default;
         v.runs_here = !k.tuned_targets_only || internal::tuned_cpu_variants_usable();

@@ -18,6 +18,10 @@ struct ExternalKernel {
     std::string dtype, data_format;
     std::map<std::string, int> structure;  // structural values it was compiled with
     Device device = Device::cpu;
+    // The knob setting it was compiled with, "name=value ..." (the form
+    // gradtune::Variants() reports): the runtime fits some calls to the
+    // kernel's tiles, as it does for the library's own variants.
+    std::string knobs;
 };
 
 // Threads a caller lends a call for its parallel loops, instead of
