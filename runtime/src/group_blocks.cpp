@@ -1,6 +1,7 @@
 #include "group_blocks.h"
 
 #include <cstring>
+#include <vector>
 
 #include "dispatch.h"
 
@@ -58,34 +59,47 @@ bool detour_to_group_blocks(const CallInfo &info, const RunOptions &options) {
     return select_kernel(info, options, &own).ok() && own.tier == Tier::generic;
 }
 
-void block_filter(const GroupBlocks &b, int64_t block, const ConstTensorRef &filter, void *to) {
-    const int64_t taps = filter.shape[0] * filter.shape[1], out = filter.shape[3];
-    const size_t element = DataTypeSize(filter.dtype), run = static_cast<size_t>(b.out_channels) * element;
-    const char *from = static_cast<const char *>(filter.data);
-    char *row = static_cast<char *>(to);
+namespace {
+
+// Walks block `block`'s filter [FH, FW, B Cg, B Og] row by row (a tap and
+// an input channel of the block): visit(row, diagonal, in_call) gets the
+// byte offsets of the row, of its group's run of Og output channels within
+// the row, and of that run in the call's filter [FH, FW, Cg, O].
+template <typename Visit>
+void for_each_diagonal_run(const GroupBlocks &b, int64_t block, const std::vector<int64_t> &filter_shape,
+                           size_t element, Visit visit) {
+    const int64_t taps = filter_shape[0] * filter_shape[1], out = filter_shape[3];
+    const size_t row_bytes = static_cast<size_t>(b.block_out()) * element;
+    size_t row = 0;
     for (int64_t tap = 0; tap < taps; tap++) {
-        for (int64_t ci = 0; ci < b.block_in(); ci++, row += b.block_out() * element) {
+        for (int64_t ci = 0; ci < b.block_in(); ci++, row += row_bytes) {
             const int64_t g = ci / b.in_channels;
-            std::memset(row, 0, b.block_out() * element);
-            std::memcpy(row + g * run,
-                        from + ((tap * b.in_channels + ci % b.in_channels) * out + (block * b.per_block + g) * b.out_channels) * element,
-                        run);
+            const int64_t in_call =
+                (tap * b.in_channels + ci % b.in_channels) * out + (block * b.per_block + g) * b.out_channels;
+            visit(row, static_cast<size_t>(g * b.out_channels) * element, static_cast<size_t>(in_call) * element);
         }
     }
 }
 
-void unblock_filter(const GroupBlocks &b, int64_t block, const void *from, const TensorRef &filter) {
-    const int64_t taps = filter.shape[0] * filter.shape[1], out = filter.shape[3];
+}  // namespace
+
+void block_filter(const GroupBlocks &b, int64_t block, const ConstTensorRef &filter, void *to) {
     const size_t element = DataTypeSize(filter.dtype), run = static_cast<size_t>(b.out_channels) * element;
-    const char *row = static_cast<const char *>(from);
+    const char *from = static_cast<const char *>(filter.data);
+    char *blocked = static_cast<char *>(to);
+    for_each_diagonal_run(b, block, filter.shape, element, [&](size_t row, size_t diagonal, size_t in_call) {
+        std::memset(blocked + row, 0, static_cast<size_t>(b.block_out()) * element);
+        std::memcpy(blocked + row + diagonal, from + in_call, run);
+    });
+}
+
+void unblock_filter(const GroupBlocks &b, int64_t block, const void *from, const TensorRef &filter) {
+    const size_t element = DataTypeSize(filter.dtype), run = static_cast<size_t>(b.out_channels) * element;
+    const char *blocked = static_cast<const char *>(from);
     char *to = static_cast<char *>(filter.data);
-    for (int64_t tap = 0; tap < taps; tap++) {
-        for (int64_t ci = 0; ci < b.block_in(); ci++, row += b.block_out() * element) {
-            const int64_t g = ci / b.in_channels;
-            std::memcpy(to + ((tap * b.in_channels + ci % b.in_channels) * out + (block * b.per_block + g) * b.out_channels) * element,
-                        row + g * run, run);
-        }
-    }
+    for_each_diagonal_run(b, block, filter.shape, element, [&](size_t row, size_t diagonal, size_t in_call) {
+        std::memcpy(to + in_call, blocked + row + diagonal, run);
+    });
 }
 
 }  // namespace gradtune::internal
