@@ -832,9 +832,9 @@ TEST_CASE("a filter gradient whose output channels the kernel's tile does not di
     REQUIRE(DescribeCall(call, &info).ok());
     Selection selected;
     REQUIRE(select_kernel(info, generic, &selected).ok());
-    CHECK(output_channel_tile(selected.knobs) == 32);
-    CHECK(split_output_channels(info, Device::cpu, selected.knobs) == 32);
-    CHECK(split_output_channels(info, Device::cuda, selected.knobs) == 0);
+    CHECK(selected.output_channel_tile == 32);
+    CHECK(split_output_channels(info, Device::cpu, selected.output_channel_tile) == 32);
+    CHECK(split_output_channels(info, Device::cuda, selected.output_channel_tile) == 0);
     DispatchInfo explained;
     REQUIRE(ExplainDispatch(call, generic, &explained).ok());
     CHECK(explained.why.find("; run on output channels [0, 32) then [32, 40) (its register tile of 32 does not "
@@ -872,7 +872,7 @@ TEST_CASE("a filter gradient whose output channels the kernel's tile does not di
         own_layout.variant = "Conv2DBackpropFilter_cpu_float32_" + format + "_generic";
         Selection selected;
         REQUIRE(select_kernel(whole, own_layout, &selected).ok());
-        CHECK(output_channel_tile(selected.knobs) == 32);
-        CHECK(split_output_channels(whole, Device::cpu, selected.knobs) == 0);
+        CHECK(selected.output_channel_tile == 32);
+        CHECK(split_output_channels(whole, Device::cpu, selected.output_channel_tile) == 0);
     }
 }

@@ -251,7 +251,7 @@ std::optional<std::map<size_t, json>> time_side_by_side(const Trial &first,
         batch["candidates"].push_back({{"index", i},
                                        {"shared_object", compiled[i]->shared_object},
                                        {"function", compiled[i]->candidate.function_name()},
-                                           {"knobs", knobs_text(compiled[i]->candidate.knobs)},
+                                       {"knobs", knobs_text(compiled[i]->candidate.knobs)},
                                        {"structure", gradtune::to_json(first.structure)}});
     }
     if (batch["candidates"].size() < 2) return std::nullopt;

@@ -19,11 +19,11 @@ int64_t output_channel_tile(const std::string &knobs) {
     return width * vectors;
 }
 
-int64_t split_output_channels(const CallInfo &info, Device device, const std::string &knobs) {
+int64_t split_output_channels(const CallInfo &info, Device device, int64_t tile) {
     if (info.op != "Conv2DBackpropFilter" || device != Device::cpu || info.data_format != "NHWC" ||
         info.structure.at("groups") != 1)
         return 0;
-    const int64_t tile = output_channel_tile(knobs), channels = info.shape.at("O");
+    const int64_t channels = info.shape.at("O");
     if (tile <= 0 || channels <= tile || channels % tile == 0) return 0;
     return channels - channels % tile;
 }

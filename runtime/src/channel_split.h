@@ -26,10 +26,10 @@ namespace gradtune::internal {
 int64_t output_channel_tile(const std::string &knobs);
 
 // The output channels of the first slice of a Conv2DBackpropFilter call (its
-// description, as dispatch sees it) run by the kernel of knob setting
-// `knobs`: a whole number of tiles, where the call is a CPU NHWC ungrouped
-// one with more output channels than a tile and not a multiple of it; else
-// 0 (the call runs whole).
-int64_t split_output_channels(const CallInfo &info, Device device, const std::string &knobs);
+// description, as dispatch sees it) run by a kernel whose register tile
+// spans `tile` output channels: a whole number of tiles, where the call is a
+// CPU NHWC ungrouped one with more output channels than a tile and not a
+// multiple of it; else 0 (the call runs whole).
+int64_t split_output_channels(const CallInfo &info, Device device, int64_t tile);
 
 }  // namespace gradtune::internal

@@ -237,7 +237,7 @@ Status ExecuteConv2DBackprop(const Conv2DBackpropPrepared &p, bool output_is_inp
             static_cast<int32_t>(p.groups), static_cast<int32_t>(p.pad_top), static_cast<int32_t>(p.pad_left),
             tensor_buffer.get(), out_backprop_buffer->get(), output_buffer->get());
     };
-    const int64_t split = output_is_input ? 0 : split_output_channels(p.info, options.device, call.knobs());
+    const int64_t split = output_is_input ? 0 : split_output_channels(p.info, options.device, call.output_channel_tile());
     int result = run(0, split ? split : out_backprop.shape[3]);
     if (result == 0 && split) result = run(split, out_backprop.shape[3] - split);
     return call.finish(result, output_buffer->get(), {tensor_buffer.get(), out_backprop_buffer->get()});

@@ -8,7 +8,9 @@
 #include <limits>
 #include <mutex>
 #include <sstream>
+#include <utility>
 
+#include "channel_split.h"
 #include "cpu_features.h"
 
 namespace gradtune::internal {
@@ -121,6 +123,11 @@ Status select_kernel(const CallInfo &call, const RunOptions &options, const std:
 
 namespace {
 
+// Kernel `k` as the selection of a call.
+Selection selected(const Kernel &k, Tier tier, std::string why) {
+    return {k.function, k.name, tier, std::move(why), output_channel_tile(running_knobs(k))};
+}
+
 // The caller's choice: an external kernel (the tuner's) or a variant forced
 // by name (RunOptions::variant); it must fit the call.
 Status select_forced(const CallInfo &call, const RunOptions &options, const std::vector<Kernel> &kernels,
@@ -133,7 +140,7 @@ Status select_forced(const CallInfo &call, const RunOptions &options, const std:
         for (const auto &[name, value] : k.structure) view.structure.emplace_back(name.c_str(), value);
         if (!fits(view, call, device))
             return InvalidArgument("external kernel " + k.name + " does not fit this call");
-        *selection = {k.function, k.name, Tier::external, "external kernel", k.knobs};
+        *selection = {k.function, k.name, Tier::external, "external kernel", output_channel_tile(k.knobs)};
         return Status::OK();
     }
     for (const Kernel &k : kernels) {
@@ -147,7 +154,7 @@ Status select_forced(const CallInfo &call, const RunOptions &options, const std:
                 "variant " + options.variant +
                 " is a tuned record, compiled only for the build machine's CPU (GRADTUNE_TUNED_CPU_TARGETS); "
                 "this CPU (or GRADTUNE_MAX_CPU_ISA) lacks its features");
-        *selection = {k.function, k.name, Tier::forced, "RunOptions::variant", running_knobs(k)};
+        *selection = selected(k, Tier::forced, "RunOptions::variant");
         return Status::OK();
     }
     return InvalidArgument("no variant named " + options.variant + " in this build");
@@ -180,10 +187,9 @@ bool select_measured(const CallInfo &call, Device device, const std::vector<Kern
         const bool mine = own == t.source_class;
         if (same_shape(t, call)) {
             if (mine) {
-                *selection = {k.function, k.name, Tier::exact,
-                              k.generic() ? "the generic variant measured fastest for this shape"
-                                          : "tuned for this shape",
-                              running_knobs(k)};
+                *selection = selected(k, Tier::exact,
+                                      k.generic() ? "the generic variant measured fastest for this shape"
+                                                  : "tuned for this shape");
                 return true;
             }
             if (!transferred) transferred = &t;
@@ -199,16 +205,16 @@ bool select_measured(const CallInfo &call, Device device, const std::vector<Kern
     }
     if (transferred) {
         const Kernel &k = kernels[transferred->kernel];
-        *selection = {k.function, k.name, Tier::transferred,
-                      served_by(*transferred) + " for this shape, compiled for this machine", running_knobs(k)};
+        *selection =
+            selected(k, Tier::transferred, served_by(*transferred) + " for this shape, compiled for this machine");
         return true;
     }
     if (nearest) {
         const Kernel &k = kernels[nearest->kernel];
-        *selection = {k.function, k.name, Tier::nearest,
-                      served_by(*nearest) + " for " + shape_key(nearest->padding, shape_map(*nearest)) +
-                          ", the nearest of " + std::to_string(candidates) + " measured shape(s) with this structure",
-                      running_knobs(k)};
+        *selection = selected(k, Tier::nearest,
+                              served_by(*nearest) + " for " + shape_key(nearest->padding, shape_map(*nearest)) +
+                                  ", the nearest of " + std::to_string(candidates) +
+                                  " measured shape(s) with this structure");
         return true;
     }
     return false;
@@ -236,14 +242,13 @@ Status select_kernel(const CallInfo &call, const RunOptions &options, const std:
     if (select_measured(call, device, kernels, tuned, entries, tuned_usable, fallback != nullptr, selection))
         return Status::OK();
     if (fallback) {
-        *selection = {fallback->function, fallback->name, Tier::structure_default,
-                      "the structure default (schedules/defaults)", running_knobs(*fallback)};
+        *selection = selected(*fallback, Tier::structure_default, "the structure default (schedules/defaults)");
         return Status::OK();
     }
     for (size_t i : entries.kernels) {
         const Kernel &k = kernels[i];
         if (k.generic() && fits(k, call, device)) {
-            *selection = {k.function, k.name, Tier::generic, "no tuned variant for this structure", running_knobs(k)};
+            *selection = selected(k, Tier::generic, "no tuned variant for this structure");
             return Status::OK();
         }
     }

@@ -14,6 +14,7 @@
 // (Kernel::tuned_targets_only), the first three tiers are skipped.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
@@ -37,11 +38,10 @@ struct Selection {
     std::string name;
     Tier tier = Tier::generic;
     std::string why;
-    // The kernel's knob setting as it runs on this CPU ("name=value ...";
-    // the AVX2 setting where the CPU runs the AVX2 baseline; an external
-    // kernel's own): what a detour that fits a call to the kernel's tiles
-    // reads (channel_split.h).
-    std::string knobs;
+    // The output channels of the kernel's register tile in the knob setting
+    // it runs with on this CPU (channel_split.h; 0 where its knobs name
+    // none). Read from the knobs once, when the kernel is selected.
+    int64_t output_channel_tile = 0;
 };
 
 Status select_kernel(const CallInfo &call, const RunOptions &options, Selection *selection);

@@ -94,8 +94,9 @@ public:
         return reinterpret_cast<Signature>(selection_.function);
     }
     void *user_context() { return &context_; }
-    // The chosen variant's knob setting (Selection::knobs).
-    const std::string &knobs() const { return selection_.knobs; }
+    // The output channels of the chosen variant's register tile
+    // (Selection::output_channel_tile).
+    int64_t output_channel_tile() const { return selection_.output_channel_tile; }
     // The kernel's result as a Status; for CUDA, copies `output` back to the
     // host and frees the device copies of it and of `inputs`; then reports
     // the call when GRADTUNE_VERBOSE is set.

@@ -210,11 +210,11 @@ Status ExplainDispatch(const OpCall &call, const RunOptions &options, DispatchIn
     internal::Selection selection;
     GRADTUNE_RETURN_IF_ERROR(internal::select_kernel(call_info, options, &selection));
     std::string why = detours + selection.why;
-    if (const int64_t split = internal::split_output_channels(call_info, options.device, selection.knobs)) {
+    if (const int64_t split = internal::split_output_channels(call_info, options.device, selection.output_channel_tile)) {
         const int64_t channels = call_info.shape.at("O");
         why += "; run on output channels [0, " + std::to_string(split) + ") then [" + std::to_string(split) +
                    ", " + std::to_string(channels) + ") (its register tile of " +
-                   std::to_string(internal::output_channel_tile(selection.knobs)) + " does not divide " +
+                   std::to_string(selection.output_channel_tile) + " does not divide " +
                    std::to_string(channels) + ")";
     }
     *info = {selection.name, to_string(selection.tier), why};
