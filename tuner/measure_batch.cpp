@@ -156,12 +156,7 @@ Status reference_outputs(const json &shape, const OpCall &call, const std::vecto
             reference->clear();
             break;
         }
-        if (cached.dtype() == dtypes[o]) {
-            reference->push_back(std::move(cached));
-            continue;
-        }
-        reference->emplace_back(dtypes[o], cached.shape());
-        for (int64_t i = 0; i < cached.num_elements(); i++) reference->back().store(i, cached.load(i));
+        reference->push_back(cached.dtype() == dtypes[o] ? std::move(cached) : with_dtype(cached, dtypes[o]));
     }
     *call_ms = 0;
     if (!reference->empty()) return Status::OK();

@@ -213,12 +213,15 @@ Status read_npy(const std::string &path, Tensor *out) {
     return Status::OK();
 }
 
+Tensor with_dtype(const Tensor &t, DataType dtype) {
+    Tensor converted(dtype, t.shape());
+    for (int64_t i = 0; i < t.num_elements(); i++) converted.store(i, t.load(i));
+    return converted;
+}
+
 Status write_npy(const std::string &path, const Tensor &t) {
-    Tensor data = t;
-    if (t.dtype() == DataType::kBFloat16) {  // no .npy bfloat16: widen exactly to float32
-        data = Tensor(DataType::kFloat, t.shape());
-        for (int64_t i = 0; i < t.num_elements(); i++) data.store(i, t.load(i));
-    }
+    // No .npy bfloat16: widen exactly to float32.
+    const Tensor data = t.dtype() == DataType::kBFloat16 ? with_dtype(t, DataType::kFloat) : t;
     std::ostringstream shape;
     shape << "(";
     for (size_t i = 0; i < t.shape().size(); i++) shape << t.shape()[i] << (t.shape().size() == 1 || i + 1 < t.shape().size() ? "," : "");

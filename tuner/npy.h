@@ -14,5 +14,9 @@ namespace gradtune::tooling {
 Status read_npy(const std::string &path, Tensor *out);
 // bfloat16 tensors are written as float32.
 Status write_npy(const std::string &path, const Tensor &t);
+// `t` in `dtype`, element by element: exact where `dtype` is wider, rounded
+// to nearest even where narrower (a bfloat16 tensor read back from its
+// float32 file is exact).
+Tensor with_dtype(const Tensor &t, DataType dtype);
 
 }  // namespace gradtune::tooling
