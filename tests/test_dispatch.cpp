@@ -27,6 +27,7 @@
 #include "halide_call.h"
 #include "journal.h"
 #include "nhwc_detour.h"
+#include "reference/conv2d_backprop_filter.h"
 #include "test_util.h"
 
 using namespace gradtune;
@@ -841,24 +842,18 @@ TEST_CASE("a filter gradient whose output channels the kernel's tile does not di
                              "divide 40)") != std::string::npos);
     std::vector<Tensor> got;
     REQUIRE(RunOp(call, &got, generic).ok());
-    // dF[fh, fw, ci, o] = sum over n, y, x of dy[n, y, x, o] * input[n, y + fh - 1, x + fw - 1, ci] (SAME, 3x3).
+    // Against the plain-loop reference (SAME 3x3 at stride 1: one row and
+    // column of padding before).
+    auto values = [](const ConstTensorRef &t) {
+        const float *data = static_cast<const float *>(t.data);
+        return std::vector<double>(data, data + NumElements(t.shape));
+    };
     const ConstTensorRef &x = call.inputs.at("input"), &dy = call.inputs.at("out_backprop");
-    auto load = [](const ConstTensorRef &t, int64_t i) { return static_cast<const float *>(t.data)[i]; };
-    Tensor want(DataType::kFloat, {3, 3, c, 40});
-    for (int64_t fh = 0; fh < 3; fh++)
-        for (int64_t fw = 0; fw < 3; fw++)
-            for (int64_t ci = 0; ci < c; ci++)
-                for (int64_t o = 0; o < 40; o++) {
-                    double sum = 0;
-                    for (int64_t b = 0; b < n; b++)
-                        for (int64_t y = 0; y < h; y++)
-                            for (int64_t xx = 0; xx < w; xx++) {
-                                const int64_t iy = y + fh - 1, ix = xx + fw - 1;
-                                if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
-                                sum += load(dy, ((b * h + y) * w + xx) * 40 + o) * load(x, ((b * h + iy) * w + ix) * c + ci);
-                            }
-                    want.store(((fh * 3 + fw) * c + ci) * 40 + o, sum);
-                }
+    const std::vector<int64_t> filter_shape = {3, 3, c, 40};
+    const Tensor want = Tensor::FromVector(
+        DataType::kFloat, filter_shape,
+        reference::conv2d_backprop_filter(values(x), x.shape, filter_shape, values(dy), dy.shape,
+                                          reference::Geometry2D{.pad_top = 1, .pad_left = 1}));
     REQUIRE(got[0].shape() == want.shape());
     CHECK(relative_difference(got[0], want) <= 1e-6);
     for (const auto &[o, groups, format] : {std::tuple{int64_t{64}, int64_t{1}, std::string("NHWC")},
