@@ -94,6 +94,28 @@ inline KnobSpace cpu_space(const Structure &s) {
                 return "stage_out_backprop 2 (a copy per output-channel tile of a task) needs algorithm 1";
             return "";
         });
+    // The few-channel start (space.algorithm_seeds, tried first by the
+    // tuner): one vector of output channels x 8 input channels x 3 filter
+    // columns, tasks of bands of rows that each run every tile, out_backprop
+    // read in place. On zoo row R1 (32x32x16 -> 16, N=64; Intel Xeon,
+    // x86-64-linux-avx512_sapphirerapids) 1.42 ms against the 3.8 ms of the
+    // record that 96 sampled settings had found.
+    Conv2DBackpropFilterCpuKnobs few = Conv2DBackpropFilterCpuKnobs::from(space.defaults());
+    few.algorithm = 1;
+    few.vector_width = native;
+    few.vectors_per_tile = 1;
+    few.tile_ci = 8;
+    few.tile_fw = fixed.filter_width > 0 ? std::min(3, fixed.filter_width) : 3;
+    few.ci_tasks = 1;
+    few.o_tiles_per_task = 1;
+    few.row_tasks = 0;
+    few.reduction_tasks = 4;
+    few.stage_input = 1;
+    few.stage_out_backprop = 0;
+    few.rows_per_block = 8;
+    few.images_per_block = 2;
+    few.unroll_reduction = 1;
+    if (space.check(few.map()).empty()) space.algorithm_seeds.push_back(few.map());
     return space;
 }
 
@@ -318,8 +340,15 @@ inline void schedule_block_sum(Func block_sum, const Func &merged, const Conv2DB
 // index, and Halide's own partitioning left that clamp in every vector: the
 // copy was a gather of scalar loads (12% of the 1x1 stride-2 layer's time).
 // Partitioned, only the vectors at the edges clamp.
+//
+// Tasks outer, the small branches' tasks (`narrow`) copy a slice of a few
+// input channels: `narrow_lanes` of them, not the knob's vector, are copied
+// at a time. A 16-lane vector over an 8-channel slice left the whole copy to
+// the tail, one element at a time: a third of a 16-channel layer's time (R1
+// of bench/suites/zoo.txt).
 inline void stage_block(const Conv2DBackpropFilterCpuKnobs &k, bool nhwc, bool tasks_outer, const Func &merged,
-                        const Conv2DBackpropFilterPipeline &p, const Loops &l) {
+                        const Conv2DBackpropFilterPipeline &p, const Loops &l, const Expr &narrow,
+                        int narrow_lanes) {
     struct Staged {
         int stage;     // the knob
         Func func;     // what is copied
@@ -330,9 +359,13 @@ inline void stage_block(const Conv2DBackpropFilterCpuKnobs &k, bool nhwc, bool t
         if (!stage) continue;
         const std::vector<Var> v = staged.args();
         const Var dense = nhwc ? v[0] : v[1], lanes{"lanes"};
-        staged.compute_at(stage == 2 ? LoopLevel(merged, l.o_group) : LoopLevel(merged, l.oh_block))
-            .split(dense, dense, lanes, k.vector_width, TailStrategy::GuardWithIf)
-            .vectorize(lanes);
+        staged.compute_at(stage == 2 ? LoopLevel(merged, l.o_group) : LoopLevel(merged, l.oh_block));
+        if (clamped && nhwc && tasks_outer && narrow_lanes < k.vector_width) {
+            staged.specialize(narrow)
+                .split(dense, dense, lanes, narrow_lanes, TailStrategy::GuardWithIf)
+                .vectorize(lanes);
+        }
+        staged.split(dense, dense, lanes, k.vector_width, TailStrategy::GuardWithIf).vectorize(lanes);
         if (clamped) staged.partition(dense, Partition::Always);
         if (!tasks_outer) staged.parallel(v[1]);
     }
@@ -390,12 +423,13 @@ inline void apply_cpu(const Conv2DBackpropFilterCpuKnobs &k, const Structure &s,
     // The small branches: output-channel counts that are not a multiple of the
     // tile, and grouped calls. Where one vector (or, for counts such as 24,
     // half a vector) divides Cout, a tile is that vector of output channels x
-    // the input-channel and filter-column tiles of the full branch (rounded up
+    // small_ci input channels x the full branch's filter columns (rounded up
     // as there): block_sum keeps a constant size (it stays in registers) and
-    // its sums run on ci_size * fw_size independent accumulators. Otherwise a
-    // tile is one vector of one input channel and filter column, the last
+    // its sums run on small_ci * fw_size independent accumulators; tasks
+    // outer, these tiles take the full branch's tasks (task_merge). Otherwise
+    // a tile is one vector of one input channel and filter column, the last
     // vector's loads and stores masked (a short code path for rare counts).
-    // The output-channel tile loop is innermost and serial: fused into the
+    // Its output-channel tile loop is innermost and serial: fused into the
     // parallel loop, Halide could not bound block_sum's masked vector loop by
     // a constant. It is renamed `tile` so that block_sum is computed at the
     // same loop name in every branch. Blocks outer runs the blocks around the
@@ -408,6 +442,15 @@ inline void apply_cpu(const Conv2DBackpropFilterCpuKnobs &k, const Structure &s,
         order.insert(order.end(), loops.begin(), loops.end());
     if (banded) order.push_back(l.band);
     auto small_tiles = [&](Stage merge, int o_lanes, TailStrategy o_tail, int ci_tile_size, int fw_tile_size) {
+        if (tasks_outer && o_tail == TailStrategy::RoundUp) {
+            // Whole vectors: the full branch's tasks, on one-vector tiles. A
+            // task's blocks are staged once for all its tiles and filter
+            // taps; with tasks of one input-channel tile x one filter
+            // column x one row (below), a 16-channel 3x3 layer copied each
+            // block 18 times and ran at a third of this.
+            task_merge(merge, p, l, o_lanes, ci_tile_size, fw_tile_size, tasks, o_lanes);
+            return;
+        }
         Var rest{"rest"};
         split_register_tile(merge, p, l, o_lanes, ci_tile_size, fw_tile_size, o_tail);
         if (o_tile_outer) merge.split(l.o_tile, l.o_tile, l.o_group, 1);
@@ -415,21 +458,29 @@ inline void apply_cpu(const Conv2DBackpropFilterCpuKnobs &k, const Structure &s,
         if (banded) merge.fuse(rest, l.band, rest);
         merge.parallel(rest).vectorize(l.o_lane).unroll(l.ci_pos).unroll(l.fw_pos).rename(l.o_tile, l.tile);
     };
+    // A one-vector (or half-vector) tile spends the full tile's accumulators
+    // on more input channels (at most 8, the knob's largest): with the full
+    // tile's 2 x 6 of the 3x3 default left at 6, a 16-channel layer's sums
+    // waited on the FMA latency.
+    const auto small_ci = [&](int o_lanes) { return std::clamp(ci_size * o_size / o_lanes, ci_size, 8); };
     // Counts that only a half vector divides: block_sum is specialised to
     // match the half-vector tiles.
     const int half = lanes / 2;
     const Expr half_vectors = p.out_depth % lanes != 0 && p.out_depth % half == 0;
     if (o_size != lanes) {
-        small_tiles(merged.update().specialize(p.out_depth % lanes == 0), lanes, TailStrategy::RoundUp, ci_size,
-                    fw_size);
+        small_tiles(merged.update().specialize(p.out_depth % lanes == 0), lanes, TailStrategy::RoundUp,
+                    small_ci(lanes), fw_size);
     }
     if (half >= 4) {
-        small_tiles(merged.update().specialize(half_vectors), half, TailStrategy::RoundUp, ci_size, fw_size);
+        small_tiles(merged.update().specialize(half_vectors), half, TailStrategy::RoundUp, small_ci(half), fw_size);
     }
     small_tiles(merged.update(), lanes, TailStrategy::Predicate, 1, 1);
 
     schedule_block_sum(block_sum, merged, p, l, k.unroll_reduction, lanes, half, half_vectors);
-    stage_block(k, nhwc, tasks_outer, merged, p, l);
+    // The largest power of two within the one-vector branch's input-channel tile.
+    int narrow_lanes = 4;
+    while (narrow_lanes * 2 <= small_ci(lanes)) narrow_lanes *= 2;
+    stage_block(k, nhwc, tasks_outer, merged, p, l, !full, narrow_lanes);
 }
 
 inline void apply_cuda(const Conv2DBackpropFilterCudaKnobs &k, const Structure &, Conv2DBackpropFilterPipeline &p) {

@@ -44,7 +44,7 @@ const ConvOp<Case> run_case{
 // width, and a depthwise-like G == C.
 std::vector<Case> generic_cases() {
     std::vector<Case> cases =
-        dense_conv_sweep({.channels = {{1, 1}, {3, 5}, {8, 32}, {17, 64}, {5, 33}, {40, 32}, {6, 16}},
+        dense_conv_sweep({.channels = {{1, 1}, {3, 5}, {8, 32}, {17, 64}, {5, 33}, {40, 32}, {6, 16}, {12, 24}},
                           .batches = 3,
                           .groups = {{4, 6, 2}, {12, 9, 3}, {34, 64, 2}, {64, 32, 4}, {5, 10, 5}},
                           .tiny = {2, 8, 32}});
@@ -55,9 +55,11 @@ std::vector<Case> generic_cases() {
 }
 
 // Run-time sizes for a variant whose structure is fixed: the shared edge
-// sizes, plus output channels of 96 and 128 (three and four 32-lane tiles).
+// sizes, plus output channels of 96 and 128 (three and four 32-lane tiles)
+// and 24 (half a 16-lane vector: the half-vector branch, with 12 input
+// channels that its tiles of up to 8 miss).
 std::vector<Case> specialised_cases(const VariantInfo &v) {
-    return dense_conv_specialised(v, {{2, 14, 13, 64, 96}, {2, 17, 9, 24, 128}}, {{3, 3}});
+    return dense_conv_specialised(v, {{2, 14, 13, 64, 96}, {2, 17, 9, 24, 128}, {2, 9, 11, 12, 24}}, {{3, 3}});
 }
 
 }  // namespace
