@@ -114,6 +114,21 @@ inline void add_cpu_seeds(const Structure &s, KnobSpace *space) {
         dot.channels_per_task = 64;
         space->algorithm_seeds.push_back(dot.map());
     }
+    // The few-channel start of the direct algorithm: one register of input
+    // channels x 8 columns x 3 rows (24 accumulators), for 16-channel layers
+    // (CIFAR ResNets, the 16-channel group blocks of ResNeXt), where the dot
+    // algorithm's horizontal add per element costs about as much as its 16
+    // output channels x 9 taps of products.
+    Conv2DBackpropInputCpuKnobs few = defaults;
+    few.algorithm = 0;
+    few.vector_width = native;
+    few.vectors_per_tile = 1;
+    few.tile_other = 8;
+    few.tile_y = 3;
+    few.rows_per_task = 2;
+    few.tile_channels = 1;
+    few.channels_per_task = 0;
+    if (space->check(few.map()).empty()) space->algorithm_seeds.push_back(few.map());
     // Winograd's starts, where the variant allows it: blocks of 4 channel
     // vectors x 6 tiles, each task transforming its own out_backprop tiles;
     // 4 images per task for large batches, 4 rows of tiles per task for
@@ -424,6 +439,23 @@ inline void apply_cpu(const Conv2DBackpropInputCpuKnobs &k, const Structure &s, 
     Stage full = p.output.specialize(fast);
     const Var tile_loop =
         tile_cpu(full, p, plan, l, inner_size, other_size, rows, rows_per_task, TailStrategy::ShiftInwards);
+    // One register of lanes where the tile's vectors do not fit (16 input
+    // channels under a 32-lane tile: CIFAR ResNets' first stage, the group
+    // blocks of ResNeXt): the tile's accumulators re-spent on more columns,
+    // up to 16, not one vector per position.
+    const int one_lanes = std::min(plan.vector, target.natural_vector_size(p.output.type().bits() == 64 ? Float(64)
+                                                                                                          : Float(32)));
+    const int one_other = std::min(16, other_size * inner_size / one_lanes);
+    if (one_other > other_size) {
+        Expr one = inner_extent >= one_lanes && other_extent >= one_other && p.height >= rows;
+        if (!is_const(p.groups)) one = one && p.groups == 1;
+        if (!is_const(p.stride_width)) one = one && p.stride_width == 1;
+        if (!is_const(p.stride_height)) one = one && p.stride_height == 1;
+        CpuPlan one_plan = plan;
+        one_plan.vector = one_lanes;
+        tile_cpu(p.output.specialize(one), p, one_plan, l, one_lanes, one_other, rows, rows_per_task,
+                 TailStrategy::ShiftInwards);
+    }
     // The small-extent branch keeps channel tiles out of the parallel loop:
     // fused there, Halide cannot bound the guarded vector loop of the
     // accumulator by a constant. The innermost tile loop stays the same.
@@ -436,10 +468,13 @@ inline void apply_cpu(const Conv2DBackpropInputCpuKnobs &k, const Structure &s, 
 
     // The accumulator tile lives in registers for the whole reduction over
     // the group's output channels and the valid taps.
+    // Vectors of one register where the one-register branch exists (a wider
+    // tile is then several of them, unrolled).
     const Var acc_inner = plan.vectorize_channels ? p.c : p.x;
     const Var acc_other = plan.vectorize_channels ? p.x : p.c;
+    const int acc_lanes = one_other > other_size ? one_lanes : plan.vector;
     p.accumulator.compute_at(p.output, tile_loop)
-        .vectorize(acc_inner, plan.vector, TailStrategy::GuardWithIf)
+        .vectorize(acc_inner, acc_lanes, TailStrategy::GuardWithIf)
         .unroll(acc_inner)
         .unroll(acc_other)
         .unroll(p.y);
@@ -479,7 +514,7 @@ inline void apply_cpu(const Conv2DBackpropInputCpuKnobs &k, const Structure &s, 
     if (block > 0) order.push_back(o_block);
     order.insert(order.end(), phases.begin(), phases.end());
     update.reorder(order);
-    update.vectorize(acc_inner, plan.vector, TailStrategy::GuardWithIf);
+    update.vectorize(acc_inner, acc_lanes, TailStrategy::GuardWithIf);
     for (const VarOrRVar &v : tile) update.unroll(v.var);
     if (unroll > 1) update.unroll(o_unrolled);
     if (k.unroll_taps) update.unroll(col_tap).unroll(row_tap);

@@ -50,11 +50,14 @@ std::vector<Case> generic_cases() {
                              .tiny = {1, 36, 2}});
 }
 
-// Run-time sizes for a variant whose structure is fixed. A variant that
-// leaves the filter size to the call (a stride's structure default) meets
-// several.
+// Run-time sizes for a variant whose structure is fixed: the shared edge
+// sizes, a 14x13 image of 64 channels, and 16 and 24 input channels on rows
+// of 17 and 19 columns (the one-register branch of a wider tile, whole and
+// with a partial vector). A variant that leaves the filter size to the call
+// (a stride's structure default) meets several.
 std::vector<Case> specialised_cases(const VariantInfo &v) {
-    return dense_conv_specialised(v, {{1, 14, 13, 64, 24}}, {{3, 3}, {2, 2}, {4, 4}, {5, 3}, {1, 1}});
+    return dense_conv_specialised(v, {{1, 14, 13, 64, 24}, {2, 5, 17, 16, 16}, {1, 4, 19, 24, 8}},
+                                  {{3, 3}, {2, 2}, {4, 4}, {5, 3}, {1, 1}});
 }
 
 }  // namespace

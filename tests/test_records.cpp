@@ -273,13 +273,17 @@ TEST_CASE("the sampler only proposes canonical settings: no knob an algorithm ig
     CHECK(space.check(phase_rows).find("rows_per_task > 1") != std::string::npos);
     phase_rows["rows_per_task"] = 2;
     CHECK(space.check(phase_rows).empty());
-    // The tuner starts each ungrouped group from both algorithms: the seed
-    // of the dot algorithm is a legal setting of it; a grouped space has none.
-    REQUIRE(space.algorithm_seeds.size() == 1);
+    // The tuner starts each ungrouped group from both algorithms: the seeds
+    // of the dot algorithm and of the direct one's few-channel tile are legal
+    // settings of them; a grouped space has no dot seed.
+    REQUIRE(space.algorithm_seeds.size() == 2);
     CHECK(space.algorithm_seeds[0].at("algorithm") == 1);
-    CHECK(space.check(space.algorithm_seeds[0]).empty());
-    CHECK(space.canonical(space.algorithm_seeds[0]) == space.algorithm_seeds[0]);
-    CHECK(op->space(Device::cpu, grouped).algorithm_seeds.empty());
+    CHECK(space.algorithm_seeds[1].at("algorithm") == 0);
+    for (const Knobs &seed : space.algorithm_seeds) {
+        CHECK(space.check(seed).empty());
+        CHECK(space.canonical(seed) == seed);
+    }
+    for (const Knobs &seed : op->space(Device::cpu, grouped).algorithm_seeds) CHECK(seed.at("algorithm") != 1);
 }
 
 TEST_CASE("Conv2DBackpropInput's Winograd algorithm: only 3x3 stride-1 float variants, only its own knobs",
@@ -290,19 +294,23 @@ TEST_CASE("Conv2DBackpropInput's Winograd algorithm: only 3x3 stride-1 float var
                            {"groups", 1}, {"stride_height", 1}, {"stride_width", 1}}};
     const KnobSpace space = op->space(Device::cpu, three);
     const Knobs defaults = space.defaults();
-    // Both other algorithms are seeded (Winograd for large and small
-    // batches), each seed legal and canonical.
-    REQUIRE(space.algorithm_seeds.size() == 3);
+    // Every algorithm is seeded (dot; direct with one register of few
+    // channels; Winograd for large and small batches), each seed legal and
+    // canonical.
+    REQUIRE(space.algorithm_seeds.size() == 4);
     for (const Knobs &seed : space.algorithm_seeds) {
         CHECK(space.check(seed).empty());
         CHECK(space.canonical(seed) == seed);
     }
-    const Knobs &winograd = space.algorithm_seeds[1];
+    CHECK(space.algorithm_seeds[0].at("algorithm") == 1);
+    CHECK(space.algorithm_seeds[1].at("algorithm") == 0);
+    CHECK(space.algorithm_seeds[1].at("vectors_per_tile") == 1);
+    const Knobs &winograd = space.algorithm_seeds[2];
     CHECK(winograd.at("algorithm") == 2);
-    CHECK(space.algorithm_seeds[2].at("algorithm") == 2);
-    CHECK(space.algorithm_seeds[2].at("tile_rows_per_task") > 0);
+    CHECK(space.algorithm_seeds[3].at("algorithm") == 2);
+    CHECK(space.algorithm_seeds[3].at("tile_rows_per_task") > 0);
     // Row tasks split single images only.
-    Knobs rows = space.algorithm_seeds[2];
+    Knobs rows = space.algorithm_seeds[3];
     rows["images_per_task"] = 2;
     CHECK(space.check(rows).find("images_per_task=1") != std::string::npos);
     // A knob Winograd does not read stays at its default.
@@ -317,7 +325,7 @@ TEST_CASE("Conv2DBackpropInput's Winograd algorithm: only 3x3 stride-1 float var
         other.fixed[param] = value;
         INFO(param);
         CHECK(!op->space(Device::cpu, other).check(winograd).empty());
-        CHECK(op->space(Device::cpu, other).algorithm_seeds.size() <= 1);
+        for (const Knobs &seed : op->space(Device::cpu, other).algorithm_seeds) CHECK(seed.at("algorithm") != 2);
     }
     Structure half = three;
     half.dtype = "float16";
