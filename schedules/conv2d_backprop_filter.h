@@ -115,7 +115,7 @@ inline KnobSpace cpu_space(const Structure &s) {
     few.rows_per_block = 8;
     few.images_per_block = 2;
     few.unroll_reduction = 1;
-    if (space.check(few.map()).empty()) space.algorithm_seeds.push_back(few.map());
+    space.add_seed(few.map());
     return space;
 }
 

@@ -76,7 +76,7 @@ inline KnobSpace cpu_space(const Structure &s) {
     if (narrow) {
         FractionalAvgPoolGradCpuKnobs reciprocal = FractionalAvgPoolGradCpuKnobs::from(space.defaults());
         reciprocal.divide_by_reciprocal = 1;
-        space.algorithm_seeds.push_back(reciprocal.map());
+        space.add_seed(reciprocal.map());
     }
     return space;
 }

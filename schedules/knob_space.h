@@ -97,6 +97,12 @@ struct KnobSpace {
     // right after the defaults, so that every algorithm is tried on every
     // shape before any hill climbing.
     std::vector<Knobs> algorithm_seeds;
+    // Adds a seed where the space accepts it (check() is ""): a start that
+    // the variant's structure rules out (a register tile too large for its
+    // filter, Winograd on a stride-2 variant) is left out, not measured.
+    void add_seed(const Knobs &knobs) {
+        if (check(knobs).empty()) algorithm_seeds.push_back(knobs);
+    }
 
     // A constraint (or register count) written against a typed knob struct
     // (GRADTUNE_TYPED_KNOBS).
