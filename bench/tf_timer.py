@@ -35,9 +35,13 @@ _timing = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_timing)
 tf_loop = _timing.tf_loop
 
+# gradtune's thread count as TensorFlow's intra-op threads; the inter-op
+# threads left at TensorFlow's default, as a training step has them. Held to
+# one, TF's oneDNN filter gradient of a 32x32x16 3x3 layer at N=64 took
+# 1.60-1.83 ms against 1.30-1.43 ms (this protocol, 9 samples of 20 calls,
+# Sapphire Rapids, 2 cores): a baseline slower than users see.
 threads = int(os.environ.get("GRADTUNE_TF_THREADS", "2"))
 tf.config.threading.set_intra_op_parallelism_threads(threads)
-tf.config.threading.set_inter_op_parallelism_threads(1)
 
 
 def tensor(spec, rng):
