@@ -4,7 +4,7 @@ process, and where the time of one step goes, op by op.
 
     PYTHONPATH=python .tf-venv/bin/python bench/keras_models.py \\
         [--models mobilenet_v2,resnet50,...] [--steps 12] [--breakdown mobilenet_v2] \\
-        [--markdown F] [--json F]
+        [--markdown F] [--json F] [--inter-op-threads 1]
 
 Each model is built twice from the same seed (weights=None), once per side,
 and trained with SGD on the same random batch in a custom training step
@@ -157,8 +157,8 @@ CLASSES = 10
 
 def make_step(name, use_gradtune):
     """A training step of a fresh model `name` (same seed, same weights on
-    both sides), traced with TF's gradients or with gradtune's; and how many
-    ops of each type its graph holds."""
+    both sides), traced with TF's gradients or with gradtune's; how many
+    ops of each type its graph holds; and its layers, in order."""
     builder, shape, batch = MODELS[name]
     keras.utils.set_random_seed(1234)
     model = builder(shape, CLASSES)
@@ -179,7 +179,7 @@ def make_step(name, use_gradtune):
     tf.random.set_seed(99)
     with gradtune_tf.use_for_gradients() if use_gradtune else contextlib.nullcontext():
         concrete = step.get_concrete_function()  # traced here: the gradients are chosen now
-    return step, Counter(op.type for op in concrete.graph.get_operations())
+    return step, Counter(op.type for op in concrete.graph.get_operations()), model.layers
 
 
 def train_side_by_side(name, steps_count):
@@ -187,7 +187,7 @@ def train_side_by_side(name, steps_count):
     losses, the first step's gradients, the step times (s) and the graph's
     op types."""
     steps = {"tf": make_step(name, False), "gradtune": make_step(name, True)}
-    out = {side: {"losses": [], "grads": None, "times": [], "types": types} for side, (_, types) in steps.items()}
+    out = {side: {"losses": [], "grads": None, "times": [], "types": types} for side, (_, types, _) in steps.items()}
     for i in range(steps_count):
         for side in ("tf", "gradtune") if i % 2 == 0 else ("gradtune", "tf"):
             start = time.perf_counter()
@@ -197,7 +197,7 @@ def train_side_by_side(name, steps_count):
             out[side]["losses"].append(loss)
             if out[side]["grads"] is None:
                 out[side]["grads"] = [g.numpy() for g in grads]
-    return out["tf"], out["gradtune"], {side: step for side, (step, _) in steps.items()}
+    return out["tf"], out["gradtune"], {side: (step, layers) for side, (step, _, layers) in steps.items()}
 
 
 def summary(times):
@@ -219,6 +219,8 @@ GRADIENT_OPS = (
     "FractionalAvgPoolGrad",
     "Conv2DBackpropFilterWithBias",  # oneDNN's filter gradient fused with its bias gradient
 )
+# The per-call table of the Markdown report: this many rows.
+PER_CALL_ROWS = 15
 # A kernel's event on an executor thread: "node name:OpType" (TraceMe).
 KERNEL_EVENT = re.compile(r"[^:]+:([A-Za-z_][A-Za-z0-9_]*)(#.*)?")
 
@@ -235,7 +237,8 @@ def op_type(kind):
 def profile_steps(step, count):
     """Runs `step` `count` times under TensorFlow's profiler; per op type,
     the summed wall time (ms) of its kernels and their number of calls, per
-    step, and which implementation ran them (TF, oneDNN or gradtune)."""
+    step, and which implementation ran them (TF, oneDNN or gradtune); and
+    per gradient call (node name), its op type and ms per step."""
     from tensorflow.tsl.profiler.protobuf import xplane_pb2
 
     with tempfile.TemporaryDirectory() as logdir:
@@ -250,6 +253,7 @@ def profile_steps(step, count):
     times = defaultdict(float)
     calls = defaultdict(int)
     served = defaultdict(set)
+    per_call = defaultdict(lambda: {"op": "", "ms": 0.0})
     for plane in space.planes:
         if plane.name != "/host:CPU":
             continue
@@ -264,8 +268,42 @@ def profile_steps(step, count):
                 kind, prefix = op_type(match.group(1))
                 times[kind] += event.duration_ps / 1e9 / count
                 calls[kind] += 1
+                if kind in GRADIENT_OPS:
+                    node = plane.event_metadata[event.metadata_id].name.split(":")[0]
+                    per_call[node]["op"] = kind
+                    per_call[node]["ms"] += event.duration_ps / 1e9 / count
                 served[kind].add({"_MklNative": "oneDNN", "_Mkl": "oneDNN", "Gradtune": "gradtune"}.get(prefix, "TF"))
-    return {kind: {"ms": times[kind], "calls": calls[kind] / count, "by": sorted(served[kind])} for kind in times}
+    by_type = {kind: {"ms": times[kind], "calls": calls[kind] / count, "by": sorted(served[kind])} for kind in times}
+    return by_type, dict(per_call)
+
+
+def layer_of(node, layers):
+    """The index in `layers` of the layer whose gradient node `node` is
+    (\"gradient_tape/functional_1/conv2d_3_1/convolution/Conv2DBackpropFilter\"):
+    the first path component that is a layer's name with the numeric suffix
+    TensorFlow's name scopes add (\"conv2d_3\" + \"_1\"), else exactly a
+    layer's name. None when no component is."""
+    index = {layer.name: i for i, layer in enumerate(layers)}
+    for part in node.split("/"):
+        stem = re.sub(r"_\d+$", "", part)
+        if stem != part and stem in index:
+            return index[stem]
+        if part in index:
+            return index[part]
+    return None
+
+
+def describe_layer(layer):
+    """A convolution layer as "name: KxK sS, HxWxC -> HxWxO" (its input's and
+    output's shapes), else its name."""
+    try:
+        kernel = tuple(layer.kernel.shape)
+        strides = getattr(layer, "strides", (1, 1))
+        shape = lambda t: "x".join(str(d) for d in tuple(t.shape)[1:])  # noqa: E731
+        return "%s: %dx%d s%d, %s -> %s" % (layer.name, kernel[0], kernel[1], strides[0], shape(layer.input),
+                                            shape(layer.output))
+    except (AttributeError, IndexError, TypeError, ValueError):
+        return layer.name
 
 
 # --- Reporting ----------------------------------------------------------------
@@ -311,7 +349,11 @@ def model_row(name, steps_count):
 
 
 def breakdown_rows(steps, count):
-    profiles = {side: profile_steps(step, count) for side, step in steps.items()}
+    """The breakdown of one model: per op type (rows), and per gradient call
+    (calls), the two sides' calls lined up by their layer's place in the
+    model."""
+    profiled = {side: profile_steps(step, count) for side, (step, _) in steps.items()}
+    profiles = {side: by_type for side, (by_type, _) in profiled.items()}
     kinds = set(profiles["tf"]) | set(profiles["gradtune"])
     rows = []
     for kind in kinds:
@@ -327,7 +369,25 @@ def breakdown_rows(steps, count):
             "gradtune_by": g.get("by", []),
         })
     rows.sort(key=lambda r: -max(r["tf_ms"], r["gradtune_ms"]))
-    return rows
+    calls = {}
+    for side, (_, per_call) in profiled.items():
+        layers = steps[side][1]
+        for node, c in per_call.items():
+            i = layer_of(node, layers)
+            # oneDNN's filter gradient fused with the bias gradient is the
+            # layer's filter gradient (its time counts the bias's too).
+            fused = c["op"] == "Conv2DBackpropFilterWithBias"
+            op = "Conv2DBackpropFilter" if fused else c["op"]
+            row = calls.setdefault((i if i is not None else node, op), {
+                "layer": describe_layer(layers[i]) if i is not None else node, "op": op, "tf_ms": 0.0,
+                "gradtune_ms": 0.0})
+            if fused:
+                row["op"] = op + " (TF: with the bias gradient)"
+            if side == "tf":
+                row["layer"] = describe_layer(layers[i]) if i is not None else node  # TF's side names it
+            row[side + "_ms"] += c["ms"]
+    ordered = [calls[k] for k in sorted(calls, key=lambda k: (str(type(k[0])), k[0], k[1]))]
+    return {"ops": rows, "calls": ordered}
 
 
 def geomean(values):
@@ -356,7 +416,8 @@ def markdown(rows, breakdown, steps_count, cpu):
             r["gradtune_spread"], r["speedup"], r["served_by_gradtune"], r["served_by_tensorflow"],
             r["gradient_rel_error"]))
     lines += ["", "Geomean speedup over the models: **%.2fx**." % geomean([r["speedup"] for r in rows])]
-    for name, ops in breakdown.items():
+    for name, tables in breakdown.items():
+        ops = tables["ops"]
         lines += [
             "",
             "### Where one step of %s goes (ms per step, TensorFlow's profiler)" % name,
@@ -385,6 +446,21 @@ def markdown(rows, breakdown, steps_count, cpu):
                   "faster." % (100 * share, 1 / (1 - share), total["tf"] / total["gradtune"] if total["gradtune"] else
                                float("nan"), 1 / (1 - share + share * total["gradtune"] / total["tf"])
                                if total["tf"] else float("nan"))]
+        # The calls where the two sides differ most (all of them: --json).
+        calls = tables["calls"]
+        shown = sorted(calls, key=lambda c: -abs(c["tf_ms"] - c["gradtune_ms"]))[:PER_CALL_ROWS]
+        lines += [
+            "",
+            "Per gradient call: the %d of %d calls where the two sides differ most, in the model's layer order "
+            "(the layer's filter, stride, input and output shapes; ms per step on each side; all calls in --json):"
+            % (len(shown), len(calls)),
+            "",
+            "| layer | op | TensorFlow's step ms | gradtune's step ms | ratio |",
+            "|---|---|---|---|---|",
+        ]
+        for c in [c for c in calls if c in shown]:
+            ratio = "%.2fx" % (c["tf_ms"] / c["gradtune_ms"]) if c["tf_ms"] > 0 and c["gradtune_ms"] > 0 else "-"
+            lines.append("| %s | %s | %.3f | %.3f | %s |" % (c["layer"], c["op"], c["tf_ms"], c["gradtune_ms"], ratio))
     return "\n".join(lines)
 
 
@@ -396,9 +472,14 @@ def main():
     parser.add_argument("--profile-steps", type=int, default=3)
     parser.add_argument("--markdown", help="also write the tables as Markdown to this file")
     parser.add_argument("--json", help="also write the rows as JSON to this file")
+    parser.add_argument("--inter-op-threads", type=int, default=0,
+                        help="TensorFlow's inter-op threads (0: its default). 1 runs one op at a time: each kernel's "
+                             "time in the breakdown is then its own, not shared with ops running beside it")
     parser.add_argument("--policy", default="float32", choices=("float32", "mixed_bfloat16"),
                         help="Keras dtype policy of the models (mixed_bfloat16: bfloat16 gradients, float32 weights)")
     args = parser.parse_args()
+    if args.inter_op_threads:
+        tf.config.threading.set_inter_op_parallelism_threads(args.inter_op_threads)
     keras.mixed_precision.set_global_policy(args.policy)
     names = [m for m in args.models.split(",") if m]
     unknown = [m for m in names + [m for m in args.breakdown.split(",") if m] if m not in MODELS]
@@ -416,6 +497,8 @@ def main():
     machine = "%s, %d threads" % (autotune.cpu_model(), os.cpu_count())
     if args.policy != "float32":
         machine += ", Keras policy " + args.policy
+    if args.inter_op_threads:
+        machine += ", %d inter-op thread(s)" % args.inter_op_threads
     text = markdown(rows, breakdown, args.steps, machine)
     print(text)
     if args.markdown:

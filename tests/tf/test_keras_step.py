@@ -27,7 +27,7 @@ MODEL = "fractional_net"
 
 class KerasStep(unittest.TestCase):
     def test_same_training(self):
-        want, got, _ = keras_models.train_side_by_side(MODEL, STEPS)
+        want, got, steps = keras_models.train_side_by_side(MODEL, STEPS)
         # gradtune's ops are in the traced step, TF's are not.
         for name in ("GradtuneConv2DBackpropInput", "GradtuneConv2DBackpropFilter",
                      "GradtuneDepthwiseConv2dNativeBackpropInput", "GradtuneDepthwiseConv2dNativeBackpropFilter",
@@ -41,12 +41,27 @@ class KerasStep(unittest.TestCase):
             self.assertLessEqual(err, 1e-5, "first step's gradient of a %s weight" % (w.shape,))
         np.testing.assert_allclose(got["losses"], want["losses"], rtol=1e-5)
         self.assertLess(want["losses"][-1], want["losses"][0])  # it trains
+        self.breakdown_lines_up(steps, got["types"])
         tf_ms, _ = keras_models.summary(want["times"])
         gt_ms, _ = keras_models.summary(got["times"])
         print("\nKeras step (batch %d, %d steps): losses %s" % (keras_models.MODELS[MODEL][2], STEPS,
                                                               ", ".join("%.5f" % v for v in got["losses"])))
         print("median step time: TensorFlow's gradients %.2f ms, gradtune's %.2f ms (%.2fx)"
               % (tf_ms, gt_ms, tf_ms / gt_ms))
+
+    def breakdown_lines_up(self, steps, types):
+        """The profiled step's gradient calls, one row per layer and op, each
+        with both sides' times: every traced gradient op is found on the
+        executor's threads and named by its layer on both sides."""
+        tables = keras_models.breakdown_rows(steps, 1)
+        gradients = sum(n for t, n in types.items() if t.startswith("Gradtune") and t[8:] in keras_models.GRADIENT_OPS)
+        # The first layer's input gradient is traced but never runs: nothing
+        # needs the gradient of the images.
+        self.assertEqual(len(tables["calls"]), gradients - 1)
+        for c in tables["calls"]:
+            self.assertGreater(c["tf_ms"], 0, c)
+            self.assertGreater(c["gradtune_ms"], 0, c)
+            self.assertNotIn("/", c["layer"], "a node no layer name matched: %s" % c["layer"])
 
 
 if __name__ == "__main__":
