@@ -277,13 +277,13 @@ def profile_steps(step, count):
     return by_type, dict(per_call)
 
 
-def layer_of(node, layers):
-    """The index in `layers` of the layer whose gradient node `node` is
+def layer_of(node, index):
+    """The place in the model (`index`: layer name -> place) of the layer
+    whose gradient node `node` is
     (\"gradient_tape/functional_1/conv2d_3_1/convolution/Conv2DBackpropFilter\"):
     the first path component that is a layer's name with the numeric suffix
     TensorFlow's name scopes add (\"conv2d_3\" + \"_1\"), else exactly a
     layer's name. None when no component is."""
-    index = {layer.name: i for i, layer in enumerate(layers)}
     for part in node.split("/"):
         stem = re.sub(r"_\d+$", "", part)
         if stem != part and stem in index:
@@ -372,19 +372,20 @@ def breakdown_rows(steps, count):
     calls = {}
     for side, (_, per_call) in profiled.items():
         layers = steps[side][1]
+        index = {layer.name: i for i, layer in enumerate(layers)}
         for node, c in per_call.items():
-            i = layer_of(node, layers)
+            i = layer_of(node, index)
+            name = describe_layer(layers[i]) if i is not None else node
             # oneDNN's filter gradient fused with the bias gradient is the
             # layer's filter gradient (its time counts the bias's too).
             fused = c["op"] == "Conv2DBackpropFilterWithBias"
             op = "Conv2DBackpropFilter" if fused else c["op"]
-            row = calls.setdefault((i if i is not None else node, op), {
-                "layer": describe_layer(layers[i]) if i is not None else node, "op": op, "tf_ms": 0.0,
-                "gradtune_ms": 0.0})
+            row = calls.setdefault((i if i is not None else node, op),
+                                   {"layer": name, "op": op, "tf_ms": 0.0, "gradtune_ms": 0.0})
             if fused:
                 row["op"] = op + " (TF: with the bias gradient)"
             if side == "tf":
-                row["layer"] = describe_layer(layers[i]) if i is not None else node  # TF's side names it
+                row["layer"] = name  # TF's side names it
             row[side + "_ms"] += c["ms"]
     ordered = [calls[k] for k in sorted(calls, key=lambda k: (str(type(k[0])), k[0], k[1]))]
     return {"ops": rows, "calls": ordered}
