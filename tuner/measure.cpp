@@ -35,14 +35,27 @@ int halide_threads() {
     return gradtune::PoolThreads();
 }
 
-SelfTimed self_timed(std::function<Status()> call) {
-    return [call = std::move(call)](int iterations, double *elapsed_ms) {
-        const double start = now_ms();
+SelfTimed self_timed(std::function<Status()> call, std::function<void()> between) {
+    if (!between) {
+        return [call = std::move(call)](int iterations, double *elapsed_ms) {
+            const double start = now_ms();
+            for (int it = 0; it < iterations; it++) {
+                Status st = call();
+                if (!st.ok()) return st;
+            }
+            *elapsed_ms = now_ms() - start;
+            return Status::OK();
+        };
+    }
+    return [call = std::move(call), between = std::move(between)](int iterations, double *elapsed_ms) {
+        *elapsed_ms = 0;
         for (int it = 0; it < iterations; it++) {
+            between();
+            const double start = now_ms();
             Status st = call();
+            *elapsed_ms += now_ms() - start;
             if (!st.ok()) return st;
         }
-        *elapsed_ms = now_ms() - start;
         return Status::OK();
     };
 }

@@ -51,8 +51,11 @@ std::vector<Timing> time_interleaved(const std::vector<std::function<Status()>> 
 // calls and reports their total milliseconds (TensorFlow in its own process,
 // whose pipe round trip must not count).
 using SelfTimed = std::function<Status(int iterations, double *elapsed_ms)>;
-// A participant of the first form, timed from outside.
-SelfTimed self_timed(std::function<Status()> call);
+// A participant of the first form, timed from outside. With `between`, every
+// call is timed alone and between() runs before it, outside the time (the
+// benchmark's --evict-mb and --idle-us: what a training step's other ops do
+// to the caches and the pool's workers between two gradient calls).
+SelfTimed self_timed(std::function<Status()> call, std::function<void()> between = {});
 std::vector<Timing> time_interleaved(const std::vector<SelfTimed> &participants, const MeasureOptions &options);
 
 // Median and IQR helpers (exposed for tests).
