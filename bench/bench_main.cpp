@@ -17,7 +17,6 @@
 #include <map>
 #include <memory>
 #include <sstream>
-#include <thread>
 
 #include "build_info.h"
 #include "call_json.h"
@@ -126,12 +125,6 @@ struct Options {
     MeasureOptions measure;
     bool with_onednn = true;
     bool with_tf = true;
-    // Between two timed calls of gradtune and oneDNN (each call then timed
-    // alone): every thread writes this many MiB of its own memory, and/or the
-    // benchmark sleeps this long, as a training step's other ops push the
-    // operands out of the cores' caches and leave the pool's workers asleep.
-    double evict_mb = 0;
-    int idle_us = 0;
     std::string tf_python = build_info().source_dir + "/.tf-venv/bin/python";
 };
 
@@ -162,25 +155,6 @@ TfBaselines start_tf(const Options &o) {
     return tf;
 }
 
-// What runs before each timed in-process call (Options::evict_mb and
-// idle_us), or nothing.
-std::function<void()> between_calls(const Options &o) {
-    if (o.evict_mb <= 0 && o.idle_us <= 0) return {};
-    const size_t bytes = static_cast<size_t>(o.evict_mb * (1 << 20));
-    auto buffers = std::make_shared<std::vector<std::vector<char>>>(halide_threads(), std::vector<char>(bytes));
-    auto round = std::make_shared<int>(0);
-    return [buffers, round, idle_us = o.idle_us] {
-        if (!buffers->front().empty()) {
-            const int value = ++*round & 0xff;
-            std::vector<std::thread> threads;
-            for (std::vector<char> &b : *buffers)
-                threads.emplace_back([&b, value] { std::fill(b.begin(), b.end(), static_cast<char>(value)); });
-            for (std::thread &t : threads) t.join();
-        }
-        if (idle_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(idle_us));
-    };
-}
-
 // One suite row: the generic variant, the dispatched one and the baselines,
 // timed interleaved in this process.
 Row measure_row(const SuiteEntry &e, const Options &o, TfBaselines &tf) {
@@ -201,7 +175,7 @@ Row measure_row(const SuiteEntry &e, const Options &o, TfBaselines &tf) {
         return row;
     }
     std::cerr << "[bench] " << e.op << " " << e.name() << " ..." << std::flush;
-    const std::function<void()> between = between_calls(o);
+    const std::function<void()> between = between_calls(o.measure);
     std::vector<SelfTimed> participants = {
         self_timed([&] { return RunOp(m.call, &out_generic, generic); }, between),
         self_timed([&] { return RunOp(m.call, &out_tuned, dispatched); }, between)};
@@ -472,10 +446,10 @@ int main(int argc, char **argv) {
                    "python of TensorFlow's venv, for the TensorFlow columns (scripts/tf-fixtures.sh makes it)")
         ->capture_default_str();
     app.add_flag("!--no-tf", o.with_tf, "skip the TensorFlow baseline");
-    app.add_option("--evict-mb", o.evict_mb,
+    app.add_option("--evict-mb", o.measure.evict_mb,
                    "before each gradtune and oneDNN call (then timed alone), every thread writes this many MiB, "
                    "as a training step's other ops evict the caches (TensorFlow's columns are timed as before)");
-    app.add_option("--idle-us", o.idle_us,
+    app.add_option("--idle-us", o.measure.idle_us,
                    "before each gradtune and oneDNN call, sleep this long (the pool's workers go to sleep)");
     CLI11_PARSE(app, argc, argv);
 

@@ -25,6 +25,17 @@ if not tf:
     assert "TensorFlow columns: not run" in report, "the report must say why TensorFlow's columns are missing"
 print("2 rows timed;", "with TensorFlow's columns" if tf else "TensorFlow's columns not run (no .tf-venv)")
 PY
+# --idle-us: a 2 ms sleep before each call, outside the call's time (a
+# median of 2 ms or more would mean the sleep was timed).
+"$bench" --suite "$suite" --samples 2 --min-sample-ms 2 --no-tf --no-onednn --idle-us 2000 --evict-mb 1 \
+  --json "$work/idle.json" >/dev/null 2>"$work/err" || { cat "$work/err"; exit 1; }
+"$python" - "$work/idle.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))
+for r in rows:
+    assert not r["error"] and 0 < r["tuned_median_ms"] < 2 and 0 < r["generic_median_ms"] < 2, r
+print("--idle-us/--evict-mb: the time between calls is not timed")
+PY
 # A bad suite file: a one-line error naming the file and line, exit 1, no abort.
 printf 'FractionalAvgPoolGrad N=1 H=-56 W=56 C=128 OH=39 OW=39\n' >"$work/bad.txt"
 set +e

@@ -142,7 +142,8 @@ json BatchRunner::batch_file(const Group &g, const std::vector<CompiledCandidate
                   {"measure",
                    {{"samples", options_.measure.samples},
                     {"min_sample_ms", options_.measure.min_sample_ms},
-                    {"slow_factor", options_.measure.slow_factor}}},
+                    {"slow_factor", options_.measure.slow_factor},
+                    {"evict_mb", options_.measure.evict_mb}}},
                   {"device", to_string(g.device)}};
     std::vector<double> best_ms(g.shapes.size(), 0);
     for (const Trial &t : log_.trials()) {

@@ -71,6 +71,11 @@ CLI::App *add_tune_command(CLI::App &app, const CommandLineDefaults &defaults, C
     tune_cmd->add_option("--min-sample-ms", c.tune.measure.min_sample_ms, "minimum length of a sample")
         ->capture_default_str();
     tune_cmd
+        ->add_option("--evict-mb", c.tune.measure.evict_mb,
+                     "before each timed call every thread writes this many MiB, as a training step's other ops "
+                     "push the operands out of the caches: settings that stream well win (use a fresh --log)")
+        ->capture_default_str();
+    tune_cmd
         ->add_option("--slow-factor", c.tune.measure.slow_factor,
                      "a candidate whose first call takes this many times the generic's is logged slow, not timed")
         ->capture_default_str();
@@ -109,6 +114,9 @@ CLI::App *add_distill_command(CLI::App &app, const CommandLineDefaults &defaults
         ->capture_default_str()
         ->check(CLI::Range(0, 16));
     distill_cmd->add_option("--work-dir", c.distill.work_dir, "with --remeasure: where settings are compiled");
+    distill_cmd->add_option("--evict-mb", c.distill.measure.evict_mb,
+                            "with --remeasure: time as `gradtune tune --evict-mb` did (give the tune's value)")
+        ->capture_default_str();
 
     return distill_cmd;
 }

@@ -244,6 +244,7 @@ std::optional<std::map<size_t, json>> time_side_by_side(const Trial &first,
                   {"candidates", json::array()},
                   {"measure", {{"samples", options.measure.samples},
                                {"min_sample_ms", options.measure.min_sample_ms},
+                               {"evict_mb", options.measure.evict_mb},
                                {"slow_factor", 1e9}}},  // time every one
                   {"device", to_string(first.device)}};
     for (size_t i = 0; i < compiled.size(); i++) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
+#include <thread>
 
 #include "gradtune/run_options.h"
 
@@ -35,6 +37,21 @@ int halide_threads() {
     return gradtune::PoolThreads();
 }
 
+std::function<void()> between_calls(const MeasureOptions &options) {
+    if (options.evict_mb <= 0 && options.idle_us <= 0) return {};
+    const size_t bytes = options.evict_mb > 0 ? static_cast<size_t>(options.evict_mb * (1 << 20)) : 0;
+    auto buffers = std::make_shared<std::vector<std::vector<char>>>(bytes ? halide_threads() : 0,
+                                                                    std::vector<char>(bytes));
+    auto round = std::make_shared<int>(0);
+    return [buffers, round, idle_us = options.idle_us] {
+        const char value = static_cast<char>(++*round & 0xff);  // a new value each time: real writes
+        std::vector<std::thread> threads;
+        for (std::vector<char> &b : *buffers) threads.emplace_back([&b, value] { std::fill(b.begin(), b.end(), value); });
+        for (std::thread &t : threads) t.join();
+        if (idle_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(idle_us));
+    };
+}
+
 SelfTimed self_timed(std::function<Status()> call, std::function<void()> between) {
     if (!between) {
         return [call = std::move(call)](int iterations, double *elapsed_ms) {
@@ -63,7 +80,8 @@ SelfTimed self_timed(std::function<Status()> call, std::function<void()> between
 std::vector<Timing> time_interleaved(const std::vector<std::function<Status()>> &participants,
                                      const MeasureOptions &options) {
     std::vector<SelfTimed> timed;
-    for (const std::function<Status()> &call : participants) timed.push_back(self_timed(call));
+    const std::function<void()> between = between_calls(options);
+    for (const std::function<Status()> &call : participants) timed.push_back(self_timed(call, between));
     return time_interleaved(timed, options);
 }
 

@@ -41,7 +41,19 @@ struct MeasureOptions {
     // more than slow_factor times the generic variant's and longer than a
     // sample is reported "slow" with that one call instead of being timed.
     double slow_factor = 3;
+    // What a training step does between two gradient calls, put back before
+    // every timed call of an in-process participant (each call is then timed
+    // alone): every kernel thread writes evict_mb MiB of its own memory (the
+    // operands leave the cores' caches), then the caller sleeps idle_us
+    // (the pools' workers go to sleep). `gradtune tune --evict-mb` picks
+    // settings for that cold start, `gradtune-bench --evict-mb` shows it.
+    double evict_mb = 0;
+    int idle_us = 0;
 };
+
+// MeasureOptions::evict_mb and idle_us as a function to run before a call;
+// empty where both are 0.
+std::function<void()> between_calls(const MeasureOptions &options);
 
 // Times every participant (one call per invocation); participants rotate
 // their order from sample to sample.
@@ -53,7 +65,7 @@ std::vector<Timing> time_interleaved(const std::vector<std::function<Status()>> 
 using SelfTimed = std::function<Status(int iterations, double *elapsed_ms)>;
 // A participant of the first form, timed from outside. With `between`, every
 // call is timed alone and between() runs before it, outside the time (the
-// benchmark's --evict-mb and --idle-us: what a training step's other ops do
+// MeasureOptions' evict_mb and idle_us: what a training step's other ops do
 // to the caches and the pool's workers between two gradient calls).
 SelfTimed self_timed(std::function<Status()> call, std::function<void()> between = {});
 std::vector<Timing> time_interleaved(const std::vector<SelfTimed> &participants, const MeasureOptions &options);

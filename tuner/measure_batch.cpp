@@ -314,6 +314,7 @@ int measure_batch(const std::string &batch_path) {
     options.samples = batch["measure"].value("samples", 7);
     options.min_sample_ms = batch["measure"].value("min_sample_ms", 20.0);
     options.slow_factor = batch["measure"].value("slow_factor", options.slow_factor);
+    options.evict_mb = batch["measure"].value("evict_mb", 0.0);
     const Device device = device_from_string(batch.value("device", "cpu")).value_or(Device::cpu);
     const std::vector<Loaded> loaded = load_candidates(batch, device);
     int candidate_calls = 0;  // candidate checks so far, over all shapes (inject_fault)
