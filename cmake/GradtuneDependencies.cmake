@@ -29,7 +29,11 @@ if (NOT Halide_DIR AND EXISTS "${GRADTUNE_PYTHON}")
         COMMAND "${GRADTUNE_PYTHON}" -c "import halide; print(halide.install_dir())"
         OUTPUT_VARIABLE _gradtune_halide_root OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
     if (_gradtune_halide_root)
-        list(APPEND CMAKE_PREFIX_PATH "${_gradtune_halide_root}")
+        # The wheel keeps its CMake packages in lib64/cmake, which find_package
+        # searches only on platforms that use lib64 (not Debian): without
+        # .venv/bin on PATH (whose share/cmake copy CMake finds from there),
+        # the configure failed. Name the folder itself.
+        list(APPEND CMAKE_PREFIX_PATH "${_gradtune_halide_root}" "${_gradtune_halide_root}/lib64/cmake")
     endif ()
 endif ()
 find_package(Halide 21 QUIET)
