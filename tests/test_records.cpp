@@ -561,6 +561,65 @@ TEST_CASE("distill compares trials by their time relative to the generic variant
     std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("a trial's --evict-mb is part of its identity: warm and cold trials never resume or distill as one",
+          "[records][tuner]") {
+    const std::string dir = temp_file("distill_evict_" + std::to_string(getpid()));
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const Record base = sample_record();
+    const KnobSpace space = find_op(base.op)->space(Device::cpu, base.structure);
+    const tooling::BuildInfo &info = tooling::build_info();
+    tooling::Trial warm;
+    warm.op = base.op;
+    warm.structure = base.structure;
+    warm.padding = "SAME";
+    warm.shape_id = "A";
+    warm.shape = {{"N", 1}, {"H", 8}, {"W", 8}, {"C", 16}};
+    warm.target = info.target(Device::cpu);
+    warm.halide_version = info.halide_version;
+    warm.knob_space_version = find_op(base.op)->knob_space_version;
+    warm.status = tooling::TrialStatus::ok;
+    warm.knobs = space.defaults();
+    warm.median_ms = 1.0;
+    warm.generic_median_ms = 2.0;
+    Knobs cold_best = space.defaults();
+    cold_best["tile_other"] = 8;
+    REQUIRE(space.check(cold_best).empty());
+    tooling::Trial cold = warm;
+    cold.evict_mb = 8;
+    CHECK(cold.measurement_key() != warm.measurement_key());
+    CHECK(cold.candidate_key() == warm.candidate_key());  // one compiled kernel
+    {
+        tooling::TrialLog log(dir + "/trials.jsonl");
+        log.append(warm);
+        cold.median_ms = 1.6;  // the warm setting, timed cold
+        log.append(cold);
+        cold.knobs = cold_best;
+        cold.median_ms = 1.2;  // 0.6 of generic: beaten by the warm one's 0.5 had they mixed
+        log.append(cold);
+    }
+    const tooling::TrialLog log(dir + "/trials.jsonl");  // read back: evict_mb is logged
+    REQUIRE(log.trials().size() == 3);
+    CHECK(log.trials()[0].evict_mb == 0);
+    CHECK(log.trials()[2].evict_mb == 8);
+    CHECK(log.measured(warm.measurement_key()));
+    tooling::DistillOptions options;
+    options.log_path = log.path();
+    options.defaults_dir = "";
+    for (const double evict_mb : {0.0, 8.0}) {
+        INFO("distill --evict-mb " << evict_mb);
+        options.measure.evict_mb = evict_mb;
+        options.records_dir = dir + "/records_" + std::to_string(static_cast<int>(evict_mb));
+        REQUIRE(tooling::distill(options) == 0);
+        const RecordFile file =
+            read_record_file(options.records_dir + "/" + info.target_class() + "/" + base.op + ".json");
+        REQUIRE(file.records.size() == 1);
+        CHECK(file.records[0].knobs == (evict_mb > 0 ? cold_best : space.defaults()));
+        CHECK(file.records[0].median_ms == (evict_mb > 0 ? 1.2 : 1.0));
+    }
+    std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("the tuner's hill climbing proposes every untried one-knob neighbour of a best, then jumps", "[tuner]") {
     KnobSpace space;
     space.knobs = {{"tile", {1, 2, 4}, 2, ""}, {"tasks", {0, 1}, 0, ""}, {"width", {8, 16, 32}, 32, ""}};

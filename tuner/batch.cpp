@@ -33,7 +33,7 @@ std::string Group::label() const {
     return out.str();
 }
 
-Trial Group::trial(const Knobs &knobs, size_t s) const {
+Trial Group::trial(const Knobs &knobs, size_t s, double evict_mb) const {
     const BuildInfo &info = build_info();
     Trial t;
     t.op = op;
@@ -49,6 +49,7 @@ Trial Group::trial(const Knobs &knobs, size_t s) const {
     t.padding = infos[s].padding;
     t.shape = infos[s].shape;
     t.call = shapes[s]->call;
+    t.evict_mb = evict_mb;
     return t;
 }
 
@@ -148,7 +149,7 @@ json BatchRunner::batch_file(const Group &g, const std::vector<CompiledCandidate
     std::vector<double> best_ms(g.shapes.size(), 0);
     for (const Trial &t : log_.trials()) {
         if (t.status != TrialStatus::ok || t.median_ms <= 0 || t.op != g.op || t.device != g.device ||
-            t.structure != g.structure)
+            t.structure != g.structure || t.evict_mb != options_.measure.evict_mb)
             continue;
         for (size_t s = 0; s < g.shapes.size(); s++)
             if (t.shape == g.infos[s].shape && t.padding == g.infos[s].padding &&
@@ -180,7 +181,7 @@ json BatchRunner::batch_file(const Group &g, const std::vector<CompiledCandidate
         } else if (!c.error.empty()) {  // else cut short by the budget
             std::vector<Trial> failed_to_compile;
             for (size_t s = 0; s < g.shapes.size(); s++) {
-                Trial t = g.trial(c.candidate.knobs, s);
+                Trial t = g.trial(c.candidate.knobs, s, options_.measure.evict_mb);
                 t.status = TrialStatus::compile_error;
                 t.error = c.error;
                 t.compile_s = c.compile_s;
@@ -234,7 +235,7 @@ void BatchRunner::measure(const Group &g, const std::vector<CompiledCandidate> &
         size_t s = 0;
         while (s < g.shapes.size() && g.shapes[s]->name() != shape_id) s++;
         if (s == g.shapes.size()) continue;
-        Trial t = g.trial(compiled[i].candidate.knobs, s);
+        Trial t = g.trial(compiled[i].candidate.knobs, s, options_.measure.evict_mb);
         read_measurement(r, &t);
         if (t.status == TrialStatus::ok && t.generic_median_ms > 0)
             generic_timing_.emplace(shape_key(g, s),
@@ -271,7 +272,7 @@ void BatchRunner::measure(const Group &g, const std::vector<CompiledCandidate> &
         if (crashed) {
             std::vector<Trial> failed;
             for (size_t s = 0; s < g.shapes.size(); s++) {
-                Trial t = g.trial(compiled[*crashed].candidate.knobs, s);
+                Trial t = g.trial(compiled[*crashed].candidate.knobs, s, options_.measure.evict_mb);
                 t.status = TrialStatus::failed;
                 t.error = why;
                 t.timestamp = now_utc();

@@ -34,8 +34,9 @@ struct Group {
     std::unique_ptr<SearchStrategy> search;
 
     std::string label() const;
-    // A trial of `knobs` on shape `s` as the log names it (no result yet).
-    Trial trial(const Knobs &knobs, size_t s) const;
+    // A trial of `knobs` on shape `s`, measured with `evict_mb`
+    // (MeasureOptions), as the log names it (no result yet).
+    Trial trial(const Knobs &knobs, size_t s, double evict_mb) const;
 };
 
 // The name of the library's variant that is this candidate, if the build

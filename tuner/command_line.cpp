@@ -73,7 +73,8 @@ CLI::App *add_tune_command(CLI::App &app, const CommandLineDefaults &defaults, C
     tune_cmd
         ->add_option("--evict-mb", c.tune.measure.evict_mb,
                      "before each timed call every thread writes this many MiB, as a training step's other ops "
-                     "push the operands out of the caches: settings that stream well win (use a fresh --log)")
+                     "push the operands out of the caches: settings that stream well win (the log keeps each trial's value: "
+                     "warm and cold trials never mix)")
         ->capture_default_str();
     tune_cmd
         ->add_option("--slow-factor", c.tune.measure.slow_factor,
@@ -115,7 +116,7 @@ CLI::App *add_distill_command(CLI::App &app, const CommandLineDefaults &defaults
         ->check(CLI::Range(0, 16));
     distill_cmd->add_option("--work-dir", c.distill.work_dir, "with --remeasure: where settings are compiled");
     distill_cmd->add_option("--evict-mb", c.distill.measure.evict_mb,
-                            "with --remeasure: time as `gradtune tune --evict-mb` did (give the tune's value)")
+                            "distill only the trials `gradtune tune --evict-mb` measured with this value (and remeasure so)")
         ->capture_default_str();
 
     return distill_cmd;

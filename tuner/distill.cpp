@@ -484,7 +484,7 @@ int distill(const DistillOptions &options) {
     // settings would choose its default on the smaller shape alone.
     std::vector<const Trial *> usable, timed;  // timed: the usable ones and the slow ones
     std::map<std::string, const Trial *> best;
-    int stale = 0, costly = 0;
+    int stale = 0, costly = 0, other_measure = 0;
     std::map<std::string, int> skipped;  // "op shape: why" -> trials (one line each, not one per trial)
     for (const Trial &t : log.trials()) {
         if (t.status != TrialStatus::ok && t.status != TrialStatus::slow) continue;
@@ -509,6 +509,12 @@ int distill(const DistillOptions &options) {
             stale++;
             continue;
         }
+        // Measured as this distill asks (--evict-mb): cold-cache and warm
+        // times of one setting are two measurements, not one.
+        if (t.evict_mb != options.measure.evict_mb) {
+            other_measure++;
+            continue;
+        }
         if (t.compile_s > options.max_compile_s) {
             costly++;
             continue;
@@ -525,6 +531,9 @@ int distill(const DistillOptions &options) {
     if (stale)
         std::cerr << "gradtune distill: " << stale
                   << " trial(s) of another Halide or knob-space version or target class ignored\n";
+    if (other_measure)
+        std::cerr << "gradtune distill: " << other_measure << " trial(s) measured with another --evict-mb than "
+                  << options.measure.evict_mb << " ignored\n";
     if (costly)
         std::cerr << "gradtune distill: " << costly << " trial(s) of settings that took over " << options.max_compile_s
                   << " s to compile ignored (--max-compile-s)\n";

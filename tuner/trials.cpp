@@ -27,7 +27,11 @@ std::string Trial::candidate_key() const {
            std::to_string(knob_space_version) + "|" + halide_version;
 }
 
-std::string Trial::measurement_key() const { return candidate_key() + "|" + shape_id + "|" + shape_key(); }
+std::string Trial::measurement_key() const {
+    std::string key = candidate_key() + "|" + shape_id + "|" + shape_key();
+    if (evict_mb > 0) key += "|evict_mb=" + json(evict_mb).dump();  // warm trials keep their old keys
+    return key;
+}
 
 json to_json(const Trial &t) {
     return {{"op", t.op},
@@ -44,6 +48,7 @@ json to_json(const Trial &t) {
             {"knob_space_version", t.knob_space_version},
             {"source_hash", t.source_hash},
             {"threads", t.threads},
+            {"evict_mb", t.evict_mb},
             {"status", to_string(t.status)},
             {"error", t.error},
             {"median_ms", t.median_ms},
@@ -112,6 +117,7 @@ Trial trial_from_json(const json &j) {
     t.compile_s = j.value("compile_s", 0.0);
     t.timestamp = j.value("timestamp", "");
     t.seed = json_integer_or(j, "seed", uint64_t{0});
+    t.evict_mb = j.value("evict_mb", 0.0);  // logs before it was logged: warm
     return t;
 }
 

@@ -38,6 +38,10 @@ struct Trial {
     int knob_space_version = 1;  // validity, as for records
     std::string source_hash;     // provenance only
     int threads = 0;
+    // How: MiB every kernel thread wrote before each timed call (0: warm
+    // caches; MeasureOptions::evict_mb). Part of the measurement's identity:
+    // a cold trial is neither resumed as a warm one nor compared with it.
+    double evict_mb = 0;
     // Result.
     TrialStatus status = TrialStatus::failed;
     std::string error;

@@ -234,10 +234,13 @@ void start_searches(const TuneOptions &options, const TrialLog &log, std::vector
         for (const CallInfo &info : g.infos) shapes.push_back({info.shape, info.padding});
         std::deque<Knobs> seeds = group_seeds(options, g, space, structure_defaults);
         g.search = std::make_unique<SeededSearch>(std::move(space), h, std::move(shapes), std::move(seeds));
-        const Trial identity = g.trial(Knobs{}, 0);
+        // The search learns from the log's trials of this kernel measured the
+        // same way (a cold-cache trial says little of a warm one's rank).
+        const Trial identity = g.trial(Knobs{}, 0, options.measure.evict_mb);
         for (const Trial &t : log.trials())
             if (t.op == g.op && t.device == g.device && t.structure == g.structure && t.target == identity.target &&
-                t.knob_space_version == identity.knob_space_version && t.halide_version == identity.halide_version)
+                t.knob_space_version == identity.knob_space_version && t.halide_version == identity.halide_version &&
+                t.evict_mb == identity.evict_mb)
                 g.search->notify(t);
     }
 }
@@ -253,7 +256,7 @@ std::vector<Knobs> draw_batch(const TuneOptions &options, Group &g, const TrialL
         if (!k) break;
         bool all_logged = true;
         for (size_t s = 0; s < g.shapes.size(); s++)
-            all_logged = all_logged && log.measured(g.trial(*k, s).measurement_key());
+            all_logged = all_logged && log.measured(g.trial(*k, s, options.measure.evict_mb).measurement_key());
         if (all_logged) {
             ++*resumed;
             continue;
