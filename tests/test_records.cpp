@@ -616,6 +616,7 @@ TEST_CASE("a trial's --evict-mb is part of its identity: warm and cold trials ne
         REQUIRE(file.records.size() == 1);
         CHECK(file.records[0].knobs == (evict_mb > 0 ? cold_best : space.defaults()));
         CHECK(file.records[0].median_ms == (evict_mb > 0 ? 1.2 : 1.0));
+        CHECK(file.records[0].evict_mb == evict_mb);  // says how its times were taken
     }
     std::filesystem::remove_all(dir);
 }

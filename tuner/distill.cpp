@@ -419,6 +419,7 @@ Record record_of(const Trial &t, double min_speedup) {
     r.generic_median_ms = t.generic_median_ms;
     r.samples = t.samples;
     r.threads = t.threads;
+    r.evict_mb = t.evict_mb;
     r.target = t.target;
     r.cpu_model = t.cpu_model;
     r.halide_version = t.halide_version;

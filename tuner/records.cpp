@@ -61,7 +61,7 @@ Structure structure_from_json(const json &j) {
 }
 
 json to_json(const Record &r) {
-    return {
+    json j = {
         {"op", r.op},
         {"device", to_string(r.device)},
         {"structure", to_json(r.structure)},
@@ -83,6 +83,8 @@ json to_json(const Record &r) {
         {"source_hash", r.source_hash},
         {"tuned_at", r.tuned_at},
     };
+    if (r.evict_mb > 0) j["evict_mb"] = r.evict_mb;  // warm records keep their bytes
+    return j;
 }
 
 json to_json(const RecordFile &f) {
@@ -144,6 +146,7 @@ Record record_from_json(const json &j, const std::string &where) {
         r.generic_median_ms = j.value("generic_median_ms", 0.0);
         r.samples = tooling::json_integer_or(j, "samples", 0);
         r.threads = tooling::json_integer_or(j, "threads", 0);
+        r.evict_mb = j.value("evict_mb", 0.0);
         r.target = j.at("target").get<std::string>();
         r.cpu_model = j.value("cpu_model", "");
         r.halide_version = j.at("halide_version").get<std::string>();

@@ -32,6 +32,9 @@ struct Record {
     double median_ms = 0, min_ms = 0, spread_pct = 0;
     double generic_median_ms = 0;  // the generic default variant, same run
     int samples = 0, threads = 0;
+    // MiB every kernel thread wrote before each timed call (gradtune tune
+    // --evict-mb: cold caches); 0, and absent from the file, for warm times.
+    double evict_mb = 0;
     // Validity: a record is used while the op's knob-space version and the
     // Halide version are still the ones it was tuned with.
     int knob_space_version = 1;  // records written before the field existed are version 1
