@@ -53,6 +53,21 @@ std::string slurp(const std::string &path) {
     return s.str();
 }
 
+// An ok trial of `base`'s op and structure on this build's CPU target, as
+// the tuner logs one (shape, knobs and times left to the test).
+tooling::Trial ok_trial_like(const Record &base) {
+    const tooling::BuildInfo &info = tooling::build_info();
+    tooling::Trial t;
+    t.op = base.op;
+    t.structure = base.structure;
+    t.padding = "SAME";
+    t.target = info.target(Device::cpu);
+    t.halide_version = info.halide_version;
+    t.knob_space_version = find_op(base.op)->knob_space_version;
+    t.status = tooling::TrialStatus::ok;
+    return t;
+}
+
 }  // namespace
 
 TEST_CASE("a record file round-trips and is written byte for byte the same", "[records]") {
@@ -502,14 +517,7 @@ TEST_CASE("distill compares trials by their time relative to the generic variant
     const Record base = sample_record();
     const KnobSpace space = find_op(base.op)->space(Device::cpu, base.structure);
     const tooling::BuildInfo &info = tooling::build_info();
-    tooling::Trial proto;
-    proto.op = base.op;
-    proto.structure = base.structure;
-    proto.padding = "SAME";
-    proto.target = info.target(Device::cpu);
-    proto.halide_version = info.halide_version;
-    proto.knob_space_version = find_op(base.op)->knob_space_version;
-    proto.status = tooling::TrialStatus::ok;
+    const tooling::Trial proto = ok_trial_like(base);
     auto trial = [&](const std::string &shape_id, int64_t h, const Knobs &knobs, double ms, double generic_ms) {
         tooling::Trial t = proto;
         t.shape_id = shape_id;
@@ -569,16 +577,9 @@ TEST_CASE("a trial's --evict-mb is part of its identity: warm and cold trials ne
     const Record base = sample_record();
     const KnobSpace space = find_op(base.op)->space(Device::cpu, base.structure);
     const tooling::BuildInfo &info = tooling::build_info();
-    tooling::Trial warm;
-    warm.op = base.op;
-    warm.structure = base.structure;
-    warm.padding = "SAME";
+    tooling::Trial warm = ok_trial_like(base);
     warm.shape_id = "A";
     warm.shape = {{"N", 1}, {"H", 8}, {"W", 8}, {"C", 16}};
-    warm.target = info.target(Device::cpu);
-    warm.halide_version = info.halide_version;
-    warm.knob_space_version = find_op(base.op)->knob_space_version;
-    warm.status = tooling::TrialStatus::ok;
     warm.knobs = space.defaults();
     warm.median_ms = 1.0;
     warm.generic_median_ms = 2.0;
