@@ -11,6 +11,7 @@
 #include <fstream>
 #include <list>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -326,12 +327,16 @@ TEST_CASE("the verbose report of real calls names the variant dispatch chose", "
     // structure by the generic variant.
     using namespace gradtune::testing;
     setenv("GRADTUNE_VERBOSE", "1", 1);
-    auto run = [](int64_t n, int64_t h, int64_t w, int64_t c, int k, int s) {
+    // Without probes (dispatch.h): a nearest record would otherwise serve
+    // only where it measured faster (the next test).
+    RunOptions static_choice;
+    static_choice.probe_dispatch = false;
+    auto run = [&](int64_t n, int64_t h, int64_t w, int64_t c, int k, int s) {
         const int64_t oh = (h + s - 1) / s, ow = (w + s - 1) / s;
         Tensor filter(DataType::kFloat, {k, k, c, 1}), dy(DataType::kFloat, {n, oh, ow, c}), dx;
         return capture_stderr([&] {
             Status st = DepthwiseConv2dNativeBackpropInput::Compute(int32_vector({n, h, w, c}), filter, dy, {1, s, s, 1},
-                                                                    "SAME", &dx);
+                                                                    "SAME", &dx, {}, static_choice);
             REQUIRE(st.ok());
         });
     };
@@ -361,6 +366,77 @@ TEST_CASE("the verbose report of real calls names the variant dispatch chose", "
     }
     unsetenv("GRADTUNE_VERBOSE");
     if (tuned == 0) WARN("this build has no tuned records for this machine class: exact/nearest checked on the synthetic table only");
+}
+
+TEST_CASE("a record tuned for another shape serves a call only after it measured faster than what it displaces",
+          "[dispatch]") {
+    // This build's own records: a tuned depthwise input-gradient shape with
+    // one image more is served by that record as nearest, in place of the
+    // structure default. The first call times both (quietly) and serves the
+    // faster; later calls of the signature keep it; a caller that asks for
+    // the static choice gets the record.
+    using namespace gradtune::testing;
+    std::optional<VariantInfo> tuned;
+    std::optional<TunedShapeInfo> shape;
+    for (const VariantInfo &v : Variants("DepthwiseConv2dNativeBackpropInput")) {
+        if (v.device != Device::cpu || !v.runs_here || v.dtype != "float32" || v.data_format != "NHWC") continue;
+        if (v.structure.at("depth_multiplier") != 1 || v.structure.at("dilation_height") != 1 ||
+            v.structure.at("filter_height") != 3 || v.structure.at("filter_width") != 3 || v.structure.at("stride") != 1)
+            continue;
+        for (const TunedShapeInfo &ts : v.tuned_for)
+            if (ts.padding == "SAME" && !shape) tuned = v, shape = ts;
+    }
+    if (!shape) {
+        WARN("this build has no tuned 3x3 depthwise input-gradient record for this machine: probes not checked");
+        return;
+    }
+    const auto &sh = shape->shape;
+    const int64_t n = sh.at("N") + 3, h = sh.at("H"), w = sh.at("W"), c = sh.at("C");
+    const Tensor filter = make_tensor(DataType::kFloat, {3, 3, c, 1}, random_values(9 * c, 1, DataType::kFloat));
+    const Tensor dy = make_tensor(DataType::kFloat, {n, h, w, c}, random_values(n * h * w * c, 2, DataType::kFloat));
+    Tensor dx;
+    auto run = [&](const RunOptions &options) {
+        setenv("GRADTUNE_VERBOSE", "1", 1);
+        std::string out = capture_stderr([&] {
+            REQUIRE(DepthwiseConv2dNativeBackpropInput::Compute(int32_vector({n, h, w, c}), filter, dy, {1, 1, 1, 1},
+                                                                "SAME", &dx, {}, options)
+                        .ok());
+        });
+        unsetenv("GRADTUNE_VERBOSE");
+        return out;
+    };
+    RunOptions static_choice;
+    static_choice.probe_dispatch = false;
+    const std::string before = run(static_choice);
+    INFO(before);
+    CHECK(before.find("," + tuned->name + ",nearest,") != std::string::npos);
+    const std::vector<double> static_dx = to_doubles(dx);
+
+    const std::string first = run({});
+    INFO(first);
+    // One line: the probe's four runs are neither reported nor journalled.
+    REQUIRE(std::count(first.begin(), first.end(), '\n') == 1);
+    double record_ms = 0, displaced_ms = 0;
+    char displaced_tier[16] = {};
+    const size_t at = first.find("probed on the signature's first call (nearest ");
+    REQUIRE(at != std::string::npos);
+    REQUIRE(std::sscanf(first.c_str() + at, "probed on the signature's first call (nearest %lf ms, %15s %lf ms)",
+                        &record_ms, displaced_tier, &displaced_ms) == 3);
+    CHECK((std::string(displaced_tier) == "default" || std::string(displaced_tier) == "generic"));
+    // The faster serves, under its own tier.
+    if (record_ms <= displaced_ms) {
+        CHECK(first.find("," + tuned->name + ",nearest,") != std::string::npos);
+    } else {
+        CHECK(first.find("," + std::string(displaced_tier) + ",probed") != std::string::npos);
+    }
+    // Either variant computes TF's gradient.
+    CHECK(normwise_error(to_doubles(dx), static_dx) < tolerance(DataType::kFloat));
+
+    // The decision stands: the same variant and why, no new probe.
+    const std::string second = run({});
+    CHECK(second.substr(0, second.rfind(',')) == first.substr(0, first.rfind(',')));
+    // The static choice is still the record.
+    CHECK(run(static_choice).find("," + tuned->name + ",nearest,") != std::string::npos);
 }
 
 TEST_CASE("GRADTUNE_MAX_CPU_ISA=avx2 keeps the multi-target kernels off AVX-512", "[.avx2]") {

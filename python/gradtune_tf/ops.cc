@@ -27,6 +27,7 @@
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/shape_inference.h"
 #include "tensorflow/core/platform/threadpool.h"
+#include "tensorflow/core/util/determinism.h"
 
 namespace {
 
@@ -326,7 +327,12 @@ public:
             OP_REQUIRES_OK(ctx, ctx->allocate_output(static_cast<int>(i), shape, &out));
             outputs.push_back(View<gradtune::TensorRef>(*out, info.output_dtypes[i]));
         }
-        const auto run = [&](const gradtune::RunOptions &options) {
+        // Under tf.config.experimental.enable_op_determinism() dispatch makes
+        // the static choice: a probe's choice (dispatch.h) could differ
+        // between processes, and with it the results' last bits.
+        const bool probe = !tensorflow::OpDeterminismRequired();
+        const auto run = [&](gradtune::RunOptions options) {
+            options.probe_dispatch = probe;
             return gradtune::RunOpInto(call, outputs, options);
         };
         TfThreads threads(ctx);

@@ -1,10 +1,12 @@
 #include "dispatch.h"
 
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <sstream>
@@ -220,28 +222,25 @@ bool select_measured(const CallInfo &call, Device device, const std::vector<Kern
     return false;
 }
 
-}  // namespace
-
-Status select_kernel(const CallInfo &call, const RunOptions &options, const std::vector<Kernel> &kernels,
-                     const std::vector<TunedShape> &tuned, const OpIndex &index, Selection *selection,
-                     bool tuned_usable) {
-    if (options.external_kernel || !options.variant.empty())
-        return select_forced(call, options, kernels, tuned_usable, selection);
-    const Device device = options.device;
-    static const OpEntries kNoEntries;
-    const auto of_op = index.find(call.op);
-    const OpEntries &entries = of_op == index.end() ? kNoEntries : of_op->second;
-    // The most specific structure default that fits: one for 3x3 stride 2
-    // before one for any filter at stride 2 (whatever the table's order).
+// The most specific structure default that fits the call: one for 3x3
+// stride 2 before one for any filter at stride 2 (whatever the table's
+// order); nullptr where none does.
+const Kernel *structure_default(const CallInfo &call, Device device, const std::vector<Kernel> &kernels,
+                                const OpEntries &entries) {
     const Kernel *fallback = nullptr;
     for (size_t i : entries.kernels) {
         const Kernel &k = kernels[i];
         if (k.structure_default && fits(k, call, device) && (!fallback || k.fixed_count() > fallback->fixed_count()))
             fallback = &k;
     }
-    if (select_measured(call, device, kernels, tuned, entries, tuned_usable, fallback != nullptr, selection))
-        return Status::OK();
-    if (fallback) {
+    return fallback;
+}
+
+}  // namespace
+
+Status select_unmeasured(const CallInfo &call, Device device, const std::vector<Kernel> &kernels,
+                         const OpEntries &entries, Selection *selection) {
+    if (const Kernel *fallback = structure_default(call, device, kernels, entries)) {
         *selection = selected(*fallback, Tier::structure_default, "the structure default (schedules/defaults)");
         return Status::OK();
     }
@@ -256,12 +255,28 @@ Status select_kernel(const CallInfo &call, const RunOptions &options, const std:
                          " for T=" + call.dtype + " data_format=" + call.data_format);
 }
 
+Status select_kernel(const CallInfo &call, const RunOptions &options, const std::vector<Kernel> &kernels,
+                     const std::vector<TunedShape> &tuned, const OpIndex &index, Selection *selection,
+                     bool tuned_usable) {
+    if (options.external_kernel || !options.variant.empty())
+        return select_forced(call, options, kernels, tuned_usable, selection);
+    const Device device = options.device;
+    static const OpEntries kNoEntries;
+    const auto of_op = index.find(call.op);
+    const OpEntries &entries = of_op == index.end() ? kNoEntries : of_op->second;
+    const Kernel *fallback = structure_default(call, device, kernels, entries);
+    if (select_measured(call, device, kernels, tuned, entries, tuned_usable, fallback != nullptr, selection))
+        return Status::OK();
+    return select_unmeasured(call, device, kernels, entries, selection);
+}
+
 namespace {
 
 // A selection made for a call, kept for the next calls of the same kind.
 struct RecentSelection {
     CallInfo call;  // op, dtype, layout, structure, padding and shape: all a selection depends on
     Device device = Device::cpu;
+    bool probing = false;  // made where probes' choices count (probing())
     Selection selection;
 };
 
@@ -270,27 +285,133 @@ bool same_kind(const CallInfo &a, const CallInfo &b) {
            a.structure == b.structure && a.shape == b.shape;
 }
 
+const OpIndex &table_index() {
+    static const OpIndex index = index_by_op(kernels(), tuned_shapes());
+    return index;
+}
+
+bool tuned_usable_on(Device device) { return device != Device::cpu || tuned_cpu_variants_usable(); }
+
+// The probes' choices, per signature (same_kind's fields and the device),
+// for the process's life.
+struct ProbeChoices {
+    std::mutex mutex;
+    std::map<std::string, Selection> chosen;
+};
+
+ProbeChoices &probe_choices() {
+    static ProbeChoices *choices = new ProbeChoices;  // never destroyed: calls may run from static destructors
+    return *choices;
+}
+
+std::string signature_key(const CallInfo &call, Device device) {
+    return std::string(to_string(device)) + " " + call.op + " " + call.dtype + " " + call.data_format + " " +
+           structure_text(call.structure) + " " + shape_key(call.padding, call.shape);
+}
+
+bool probed_choice(const CallInfo &call, Device device, Selection *selection) {
+    ProbeChoices &choices = probe_choices();
+    std::lock_guard<std::mutex> lock(choices.mutex);
+    const auto it = choices.chosen.find(signature_key(call, device));
+    if (it == choices.chosen.end()) return false;
+    *selection = it->second;
+    return true;
+}
+
 }  // namespace
 
+bool probing(const RunOptions &options) {
+    static const bool enabled = [] {
+        const char *v = std::getenv("GRADTUNE_DISPATCH_PROBE");
+        return !(v && std::strcmp(v, "0") == 0);
+    }();
+    return enabled && options.probe_dispatch && options.device == Device::cpu && options.variant.empty() &&
+           !options.external_kernel;
+}
+
+namespace {
+
+// A probe's decision for the call's signature (the first one stands).
+void remember_probe(const CallInfo &call, Device device, Selection winner) {
+    winner.probed = true;
+    ProbeChoices &choices = probe_choices();
+    std::lock_guard<std::mutex> lock(choices.mutex);
+    choices.chosen.emplace(signature_key(call, device), std::move(winner));
+}
+
+// True on a thread while it runs a probe's calls: they are neither reported
+// (GRADTUNE_VERBOSE) nor journalled.
+thread_local bool probe_running = false;
+
+}  // namespace
+
+void probe_dispatch(const CallInfo &call, const RunOptions &options,
+                    const std::function<Status(const RunOptions &)> &execute) {
+    if (!probing(options) || probe_running) return;
+    Selection record, displaced;
+    if (!select_kernel(call, options, &record).ok() || record.probed ||
+        (record.tier != Tier::nearest && record.tier != Tier::transferred))
+        return;
+    const auto of_op = table_index().find(call.op);
+    if (of_op == table_index().end() ||
+        !select_unmeasured(call, options.device, kernels(), of_op->second, &displaced).ok() ||
+        displaced.function == record.function) {
+        remember_probe(call, options.device, record);  // nothing to measure it against
+        return;
+    }
+    struct Running {
+        Running() { probe_running = true; }
+        ~Running() { probe_running = false; }
+    } running;
+    constexpr int kRounds = 3;
+    const Selection *candidates[2] = {&record, &displaced};
+    double best_ms[2] = {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
+    for (int round = 0; round < kRounds; round++) {
+        for (int c = 0; c < 2; c++) {
+            RunOptions forced = options;
+            forced.variant = candidates[c]->name;
+            const auto start = std::chrono::steady_clock::now();
+            if (!execute(forced).ok()) return;  // undecided: the call's own run reports any error
+            const auto end = std::chrono::steady_clock::now();
+            best_ms[c] = std::min(best_ms[c], std::chrono::duration<double, std::milli>(end - start).count());
+        }
+    }
+    Selection winner = best_ms[0] <= best_ms[1] ? record : displaced;
+    char measured[160];
+    std::snprintf(measured, sizeof measured, "probed on the signature's first call (%s %.4f ms, %s %.4f ms): ",
+                  to_string(record.tier), best_ms[0], to_string(displaced.tier), best_ms[1]);
+    winner.why = measured + winner.why;
+    remember_probe(call, options.device, std::move(winner));
+}
+
+bool probe_running_here() { return probe_running; }
+
 Status select_kernel(const CallInfo &call, const RunOptions &options, Selection *selection) {
-    static const OpIndex index = index_by_op(kernels(), tuned_shapes());
-    const bool tuned_usable = options.device != Device::cpu || tuned_cpu_variants_usable();
+    const bool tuned_usable = tuned_usable_on(options.device);
     if (!options.variant.empty() || options.external_kernel)
-        return select_kernel(call, options, kernels(), tuned_shapes(), index, selection, tuned_usable);
+        return select_kernel(call, options, kernels(), tuned_shapes(), table_index(), selection, tuned_usable);
     // Each thread keeps its last few selections: a training step calls the
     // same shapes over and over, and the scan of an op's records costs a few
     // microseconds, a fifth of a small call. The tables are fixed for the
-    // process's life, so a selection never goes stale.
+    // process's life, and a probe decides a signature once, before any call
+    // of it runs without a probe: a selection never goes stale.
     constexpr size_t kRecent = 8;
     thread_local std::array<RecentSelection, kRecent> recent;
     thread_local size_t next = 0;
+    const bool probe = probing(options);
     for (const RecentSelection &r : recent)
-        if (r.device == options.device && r.selection.function && same_kind(r.call, call)) {
+        if (r.device == options.device && r.probing == probe && r.selection.function && same_kind(r.call, call)) {
             *selection = r.selection;
             return Status::OK();
         }
-    GRADTUNE_RETURN_IF_ERROR(select_kernel(call, options, kernels(), tuned_shapes(), index, selection, tuned_usable));
-    recent[next] = {call, options.device, *selection};
+    if (!probe || !probed_choice(call, options.device, selection)) {
+        GRADTUNE_RETURN_IF_ERROR(
+            select_kernel(call, options, kernels(), tuned_shapes(), table_index(), selection, tuned_usable));
+        // A record that a probe has yet to measure is not kept: the next
+        // call must find the probe's choice.
+        if (probe && (selection->tier == Tier::nearest || selection->tier == Tier::transferred)) return Status::OK();
+    }
+    recent[next] = {call, options.device, probe, *selection};
     next = (next + 1) % kRecent;
     return Status::OK();
 }

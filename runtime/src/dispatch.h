@@ -42,6 +42,8 @@ struct Selection {
     // it runs with on this CPU (channel_split.h; 0 where its knobs name
     // none). Read from the knobs once, when the kernel is selected.
     int64_t output_channel_tile = 0;
+    // Chosen by a probe (probe_dispatch), which `why` reports.
+    bool probed = false;
 };
 
 Status select_kernel(const CallInfo &call, const RunOptions &options, Selection *selection);
@@ -62,6 +64,34 @@ OpIndex index_by_op(const std::vector<Kernel> &kernels, const std::vector<TunedS
 Status select_kernel(const CallInfo &call, const RunOptions &options, const std::vector<Kernel> &kernels,
                      const std::vector<TunedShape> &tuned, const OpIndex &index, Selection *selection,
                      bool tuned_usable);
+
+// What serves a call that no measured shape serves: the most specific
+// structure default that fits it, else the generic variant.
+Status select_unmeasured(const CallInfo &call, Device device, const std::vector<Kernel> &kernels,
+                         const OpEntries &entries, Selection *selection);
+
+// Probes: a record tuned for another shape (nearest) or on another machine
+// class (transferred) serves a call only once it has measured faster, on
+// that call, than the variant it displaces (the structure default, else the
+// generic variant). The first call of such a signature in a process runs
+// both, three times each, alternately, on its own tensors; the faster (by its
+// better run) serves that call and every later one of the signature, its
+// why saying what was measured. CPU calls that dispatch chooses for (no
+// RunOptions::variant or external kernel) only; RunOptions::probe_dispatch =
+// false or GRADTUNE_DISPATCH_PROBE=0 keep the static choice (a process's
+// choices then never depend on its timings).
+//
+// Whether the call's options let probes choose.
+bool probing(const RunOptions &options);
+// The probe of a call, before its own run: `execute` runs the call with the
+// options it is given (a variant forced by name). Does nothing where the
+// call is not to be probed, or its signature is decided. A failed run leaves
+// the signature undecided (the call's own run reports the error).
+void probe_dispatch(const CallInfo &call, const RunOptions &options,
+                    const std::function<Status(const RunOptions &)> &execute);
+// True on a thread while it runs a probe's calls: they are neither reported
+// (GRADTUNE_VERBOSE) nor journalled.
+bool probe_running_here();
 
 // Whether `kernel` can run `call` on `device`.
 bool fits(const Kernel &kernel, const CallInfo &call, Device device);

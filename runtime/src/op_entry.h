@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "dispatch.h"
 #include "gradtune/convolution_attrs.h"
 #include "gradtune/op_call.h"
 #include "tf_checks.h"
@@ -87,6 +88,7 @@ Status Compute(const typename Definition::Args &args, const TensorRef &output, c
     GRADTUNE_RETURN_IF_ERROR(Definition::Prepare(args, &p));
     GRADTUNE_RETURN_IF_ERROR(tf::CheckCallerOutput(output, p.info.output_dtypes[0], p.info.output_shapes[0],
                                                    Definition::kShapeInput));
+    probe_dispatch(p.info, options, [&](const RunOptions &o) { return Definition::Execute(p, args, output, o); });
     return Definition::Execute(p, args, output, options);
 }
 
@@ -102,6 +104,7 @@ Status Compute(const typename Definition::Args &args, Tensor *output, const RunO
     GRADTUNE_RETURN_IF_ERROR(Definition::Refusal(p, args, NumElements(shape), options));
     Tensor result;
     GRADTUNE_RETURN_IF_ERROR(tf::AllocateOutput(dtype, shape, &result));
+    probe_dispatch(p.info, options, [&](const RunOptions &o) { return Definition::Execute(p, args, result.ref(), o); });
     GRADTUNE_RETURN_IF_ERROR(Definition::Execute(p, args, result.ref(), options));
     *output = std::move(result);
     return Status::OK();

@@ -40,15 +40,16 @@ labels = rng.integers(0, 4, 16)
 """
 
 
-def run(script, with_gradtune=True):
-    """Runs PRELUDE + script in a fresh Python; returns (stdout, stderr)."""
+def run(script, with_gradtune=True, args=()):
+    """Runs PRELUDE + script in a fresh Python (sys.argv[1:] = args);
+    returns (stdout, stderr)."""
     env = dict(os.environ, GRADTUNE_TF_AUTOTUNE="0", GRADTUNE_VERBOSE="1")
     if not with_gradtune:
         env.pop("GRADTUNE_TF_LIBRARY", None)
         env.pop("PYTHONPATH", None)
         env.pop("GRADTUNE_VERBOSE", None)
     body = PRELUDE + ("import gradtune_tf\n" if with_gradtune else "") + textwrap.dedent(script)
-    done = subprocess.run([sys.executable, "-c", body], env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-c", body, *args], env=env, capture_output=True, text=True, timeout=300)
     if done.returncode != 0:
         raise AssertionError("the scenario failed:\n" + done.stdout[-3000:] + done.stderr[-3000:])
     return done.stdout, done.stderr
@@ -59,6 +60,27 @@ def gradtune_calls(stderr, op=""):
 
 
 class Keras(unittest.TestCase):
+    def test_op_determinism_keeps_dispatch_static(self):
+        # A nearest record serves only after a probe (runtime/src/dispatch.h)
+        # measured it against the default it displaces: a choice that can
+        # differ between processes. Under enable_op_determinism() dispatch
+        # makes the static choice instead.
+        script = """
+            if sys.argv[1:] == ["deterministic"]:
+                tf.config.experimental.enable_op_determinism()
+            model = small_model()
+            model.compile("sgd", keras.losses.SparseCategoricalCrossentropy(from_logits=True), jit_compile=False)
+            with gradtune_tf.use_for_gradients():
+                model.fit(images, labels, epochs=1, batch_size=8, verbose=0)
+        """
+        # The small model's shapes have no exact records: some are probed.
+        _, free = run(script)
+        self.assertIn("probed on the signature's first call", free)
+        _, deterministic = run(script, args=["deterministic"])
+        lines = [l for l in deterministic.splitlines() if l.startswith("gradtune_verbose,cpu,")]
+        self.assertTrue(lines)
+        self.assertFalse([l for l in lines if "probed" in l])
+
     def test_fit_under_keras_defaults_and_under_xla(self):
         out, err = run("""
             for jit in ("auto", True, True):

@@ -59,6 +59,12 @@ struct RunOptions {
     // The CPU threads the call's parallel loops run on (nullptr: gradtune's
     // pool, HL_NUM_THREADS threads). Not owned; must outlive the call.
     ParallelRunner *parallel = nullptr;
+    // Where dispatch would serve a call from a record tuned for another
+    // shape or machine class, time it on the call's first meeting of its
+    // signature against the variant it displaces and keep the faster
+    // (GRADTUNE_DISPATCH_PROBE=0 turns this off for the process). False:
+    // the static choice, the same in every process.
+    bool probe_dispatch = true;
 };
 
 }  // namespace gradtune
