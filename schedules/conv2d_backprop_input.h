@@ -567,6 +567,7 @@ inline void apply_cpu_dot(const Conv2DBackpropInputCpuKnobs &k, const Structure 
             .split(p.x, x_tile, x_pos, tile_x, tail)
             .split(p.y, y_tile, y_pos, tile_y, tail)
             .split(y_tile, task, y_tile, k.rows_per_task, guard);
+        if (c_tiles_per_task > 0) stage.split(c_tile, c_task, c_tile, c_tiles_per_task, guard);
         if (k.images_per_task > 1) {
             // Tasks of images_per_task images (x channels): the row tasks
             // and images run serially inside (task_n, where out_backprop is
@@ -574,8 +575,7 @@ inline void apply_cpu_dot(const Conv2DBackpropInputCpuKnobs &k, const Structure 
             Var n_task{"n_task"}, n_in{"n_in"}, parallel_task{"parallel_task"};
             stage.split(p.n, n_task, n_in, k.images_per_task, guard);
             if (c_tiles_per_task > 0) {
-                stage.split(c_tile, c_task, c_tile, c_tiles_per_task, guard)
-                    .reorder(c_pos, x_pos, y_pos, c_tile, x_tile, y_tile, task, n_in, c_task, n_task)
+                stage.reorder(c_pos, x_pos, y_pos, c_tile, x_tile, y_tile, task, n_in, c_task, n_task)
                     .fuse(task, n_in, task_n)
                     .fuse(c_task, n_task, parallel_task);
             } else {
@@ -587,8 +587,7 @@ inline void apply_cpu_dot(const Conv2DBackpropInputCpuKnobs &k, const Structure 
             return;
         }
         if (c_tiles_per_task > 0) {
-            stage.split(c_tile, c_task, c_tile, c_tiles_per_task, guard)
-                .reorder(c_pos, x_pos, y_pos, c_tile, x_tile, y_tile, c_task, task, p.n)
+            stage.reorder(c_pos, x_pos, y_pos, c_tile, x_tile, y_tile, c_task, task, p.n)
                 .fuse(c_task, task, row_and_channel_task)
                 .fuse(row_and_channel_task, p.n, task_n);
         } else {
