@@ -371,7 +371,12 @@ void probe_dispatch(const CallInfo &call, const RunOptions &options,
             RunOptions forced = options;
             forced.variant = candidates[c]->name;
             const auto start = std::chrono::steady_clock::now();
-            if (!execute(forced).ok()) return;  // undecided: the call's own run reports any error
+            if (!execute(forced).ok()) {
+                // The static choice stands (and is not probed again); the
+                // call's own run reports any error.
+                remember_probe(call, options.device, record);
+                return;
+            }
             const auto end = std::chrono::steady_clock::now();
             best_ms[c] = std::min(best_ms[c], std::chrono::duration<double, std::milli>(end - start).count());
         }

@@ -85,8 +85,9 @@ Status select_unmeasured(const CallInfo &call, Device device, const std::vector<
 bool probing(const RunOptions &options);
 // The probe of a call, before its own run: `execute` runs the call with the
 // options it is given (a variant forced by name). Does nothing where the
-// call is not to be probed, or its signature is decided. A failed run leaves
-// the signature undecided (the call's own run reports the error).
+// call is not to be probed, or its signature is decided. After a failed run
+// the static choice stands for the signature (the call's own run reports the
+// error).
 void probe_dispatch(const CallInfo &call, const RunOptions &options,
                     const std::function<Status(const RunOptions &)> &execute);
 // True on a thread while it runs a probe's calls: they are neither reported
