@@ -80,6 +80,15 @@ Status run_single_output(const Outputs &outputs, Compute compute) {
 //       static Status Execute(const Prepared &, const Args &, const TensorRef &output, const RunOptions &);
 //   };
 //
+// Execute() as dispatch runs it: first the probe of a call that a record
+// tuned for another shape or class would serve (dispatch.h), then the run.
+template <typename Definition>
+Status ExecuteDispatched(const typename Definition::Prepared &p, const typename Definition::Args &args,
+                         const TensorRef &output, const RunOptions &options) {
+    probe_dispatch(p.info, options, [&](const RunOptions &o) { return Definition::Execute(p, args, output, o); });
+    return Definition::Execute(p, args, output, options);
+}
+
 // Into caller memory: the caller's output must have the output's dtype and
 // shape; on any error it is left untouched.
 template <typename Definition>
@@ -88,8 +97,7 @@ Status Compute(const typename Definition::Args &args, const TensorRef &output, c
     GRADTUNE_RETURN_IF_ERROR(Definition::Prepare(args, &p));
     GRADTUNE_RETURN_IF_ERROR(tf::CheckCallerOutput(output, p.info.output_dtypes[0], p.info.output_shapes[0],
                                                    Definition::kShapeInput));
-    probe_dispatch(p.info, options, [&](const RunOptions &o) { return Definition::Execute(p, args, output, o); });
-    return Definition::Execute(p, args, output, options);
+    return ExecuteDispatched<Definition>(p, args, output, options);
 }
 
 // Into a new tensor: TF's out-of-memory check first, then what Execute would
@@ -104,8 +112,7 @@ Status Compute(const typename Definition::Args &args, Tensor *output, const RunO
     GRADTUNE_RETURN_IF_ERROR(Definition::Refusal(p, args, NumElements(shape), options));
     Tensor result;
     GRADTUNE_RETURN_IF_ERROR(tf::AllocateOutput(dtype, shape, &result));
-    probe_dispatch(p.info, options, [&](const RunOptions &o) { return Definition::Execute(p, args, result.ref(), o); });
-    GRADTUNE_RETURN_IF_ERROR(Definition::Execute(p, args, result.ref(), options));
+    GRADTUNE_RETURN_IF_ERROR(ExecuteDispatched<Definition>(p, args, result.ref(), options));
     *output = std::move(result);
     return Status::OK();
 }
