@@ -356,7 +356,10 @@ void probe_dispatch(const CallInfo &call, const RunOptions &options,
     if (of_op == table_index().end() ||
         !select_unmeasured(call, options.device, kernels(), of_op->second, &displaced).ok() ||
         displaced.function == record.function) {
-        remember_probe(call, options.device, record);  // nothing to measure it against
+        // Nothing to measure it against (the record's setting is the one it
+        // would displace, or the op has no other variant here).
+        record.why = "not probed, nothing else to measure it against: " + record.why;
+        remember_probe(call, options.device, std::move(record));
         return;
     }
     struct Running {

@@ -73,9 +73,16 @@ class Keras(unittest.TestCase):
             with gradtune_tf.use_for_gradients():
                 model.fit(images, labels, epochs=1, batch_size=8, verbose=0)
         """
-        # The small model's shapes have no exact records: some are probed.
+        # The small model's shapes have no exact records: records tuned for
+        # other shapes serve some calls, after a probe. Where none has
+        # another kernel to measure against (a CPU without AVX-512 runs only
+        # the structure defaults' kernels), there is nothing to probe.
         _, free = run(script)
-        self.assertIn("probed on the signature's first call", free)
+        if "probed on the signature's first call" not in free:
+            free_lines = [l for l in free.splitlines() if l.startswith("gradtune_verbose,cpu,")]
+            unprobed = [l for l in free_lines if ",nearest," in l or ",transferred," in l]
+            self.assertTrue(all("not probed, nothing else to measure it against" in l for l in unprobed), unprobed)
+            self.skipTest("no call here has two kernels to probe")
         _, deterministic = run(script, args=["deterministic"])
         lines = [l for l in deterministic.splitlines() if l.startswith("gradtune_verbose,cpu,")]
         self.assertTrue(lines)
