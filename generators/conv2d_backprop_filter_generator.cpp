@@ -60,7 +60,14 @@ public:
             *input, cast(T, 0),
             {{0, input->dim(0).extent()}, {0, input->dim(1).extent()}, {0, input->dim(2).extent()}, {Expr(), Expr()}});
         Var a{"a"}, b{"b"}, c{"c"}, d{"d"};
-        p.out_backprop(a, b, c, d) = (*out_backprop)(a, b, c, d);
+        // Every schedule reads out_backprop's channels within [0, Cout) (a
+        // tile that would run past Cout is predicated or takes a small
+        // branch), but where the accumulator is computed per task inside the
+        // output's fused loop over tasks, Halide's bounds of that loop are
+        // loose and the required region ran below 0. The promise bounds the
+        // region; it generates no code.
+        p.out_backprop(a, b, c, d) =
+            (*out_backprop)(unsafe_promise_clamped(a, 0, out_backprop->dim(0).extent() - 1), b, c, d);
 
         p.positions = RDom(0, out_backprop->dim(1).extent(), 0, out_backprop->dim(2).extent(), 0,
                            out_backprop->dim(3).extent(), "positions");

@@ -256,7 +256,13 @@ struct Tasks {
     int ci_groups;         // ci_tasks
     int o_tiles_per_task;  // o_tiles_per_task
     bool o_tile_outer;     // stage_out_backprop 2: the task's output-channel tiles outside its other tiles
+    bool in_output_tasks;  // the output's parallel loop over the same tasks runs them (output_tasks): none here
 };
+
+// The input-channel tiles of a task (ci_tasks: the tiles split into that many tasks).
+inline Expr ci_tiles_per_task(const Conv2DBackpropFilterPipeline &p, int ci_size, int ci_groups) {
+    return ((p.group_in_depth + ci_size - 1) / ci_size + ci_groups - 1) / ci_groups;
+}
 
 // Tasks outer: the full-tile branch of algorithm 1. A task owns
 // o_tiles_per_task output-channel tiles x 1/ci_tasks of the input-channel
@@ -268,8 +274,7 @@ inline void task_merge(Stage merge, const Conv2DBackpropFilterPipeline &p, const
                        int fw_size, const Tasks &t, int vector) {
     split_register_tile(merge, p, l, o_size, ci_size, fw_size);
     Var ci_task{"ci_task"}, ci_in{"ci_in"}, o_task{"o_task"}, o_in{"o_in"}, task_a{"task_a"}, task{"task"};
-    const Expr ci_tiles_per_task = ((p.group_in_depth + ci_size - 1) / ci_size + t.ci_groups - 1) / t.ci_groups;
-    merge.split(l.ci_tile, ci_task, ci_in, ci_tiles_per_task, TailStrategy::GuardWithIf)
+    merge.split(l.ci_tile, ci_task, ci_in, ci_tiles_per_task(p, ci_size, t.ci_groups), TailStrategy::GuardWithIf)
         .split(l.o_tile, o_task, o_in, t.o_tiles_per_task, TailStrategy::GuardWithIf);
     // Innermost first: the register tile, the task's tiles, its blocks, the
     // tasks. With o_tile_outer, the output-channel tiles are a loop of their
@@ -301,7 +306,8 @@ inline void task_merge(Stage merge, const Conv2DBackpropFilterPipeline &p, const
     } else {
         merge.fuse(task_a, o_task, task);
     }
-    merge.parallel(task).vectorize(l.o_lane, vector, TailStrategy::GuardWithIf).unroll(l.ci_pos).unroll(l.fw_pos);
+    if (!t.in_output_tasks) merge.parallel(task);
+    merge.vectorize(l.o_lane, vector, TailStrategy::GuardWithIf).unroll(l.ci_pos).unroll(l.fw_pos);
 }
 
 // The block's partial sums for one tile stay in registers over the block's
@@ -371,17 +377,36 @@ inline void stage_block(const Conv2DBackpropFilterCpuKnobs &k, bool nhwc, bool t
     }
 }
 
-// The passes over the whole filter gradient (zeroing the sums, adding the
-// bands' sums in band order, rounding into the output) run in parallel over
-// filter taps x chunks of 16 input channels. Over filter rows alone they left
-// a 1x1 filter's passes on one thread: on zoo row P11 (3x3x1536 -> 2048, a
-// 12 MB filter) those serial passes were 40% of the call's time.
-inline void parallel_over_filter(Stage pass, const Conv2DBackpropFilterPipeline &p) {
+// A pass over the whole filter gradient (zeroing the sums, adding the
+// bands' sums in band order, rounding into the output) runs in parallel over
+// filter taps x chunks of 16 input channels; returns that loop. Over filter
+// rows alone the passes left a 1x1 filter on one thread: on zoo row P11
+// (3x3x1536 -> 2048, a 12 MB filter) they were 40% of the call's time.
+inline Var parallel_over_filter(Stage pass, const Conv2DBackpropFilterPipeline &p) {
     Var ci_chunk{"ci_chunk"}, ci_in{"ci_in"}, tap{"tap"}, chunk{"chunk"};
     pass.split(p.ci, ci_chunk, ci_in, 16, TailStrategy::GuardWithIf)
         .fuse(p.fw, p.fh, tap)
         .fuse(ci_chunk, tap, chunk)
         .parallel(chunk);
+    return chunk;
+}
+
+// Tasks outer without bands: the output's loop over the merge's tasks (the
+// full branch's: output-channel tiles x input-channel tiles [x filter row]),
+// in parallel; the accumulator is computed inside it. The output-channel
+// chunks are guarded, not rounded: the accumulator's region, and with it the
+// out_backprop channels a task reads, stays within Cout.
+inline Var output_tasks(Conv2DBackpropFilterPipeline &p, int o_size, int ci_size, const Tasks &t, int vector) {
+    Var o_task{"o_task"}, o_in{"o_in"}, ci_task{"ci_task"}, ci_in{"ci_in"}, task_a{"task_a"}, task{"task"};
+    p.output.split(p.o, o_task, o_in, o_size * t.o_tiles_per_task, TailStrategy::GuardWithIf)
+        .split(p.ci, ci_task, ci_in, ci_size * ci_tiles_per_task(p, ci_size, t.ci_groups), TailStrategy::GuardWithIf);
+    if (t.rows) {
+        p.output.reorder(o_in, ci_in, p.fw, ci_task, o_task, p.fh).fuse(ci_task, o_task, task_a).fuse(task_a, p.fh, task);
+    } else {
+        p.output.reorder(o_in, ci_in, p.fw, p.fh, ci_task, o_task).fuse(ci_task, o_task, task);
+    }
+    p.output.parallel(task).vectorize(o_in, vector, TailStrategy::GuardWithIf);
+    return task;
 }
 
 inline void apply_cpu(const Conv2DBackpropFilterCpuKnobs &k, const Structure &s, Conv2DBackpropFilterPipeline &p,
@@ -394,22 +419,38 @@ inline void apply_cpu(const Conv2DBackpropFilterCpuKnobs &k, const Structure &s,
     const int o_size = vector * k.vectors_per_tile, ci_size = k.tile_ci, fw_size = k.tile_fw;
     const bool tasks_outer = k.algorithm == 1;
     const bool o_tile_outer = k.stage_out_backprop == 2;
-    const Tasks tasks{k.reduction_tasks, k.row_tasks == 1, k.ci_tasks, k.o_tiles_per_task, o_tile_outer};
+    const bool banded = tasks_outer && k.reduction_tasks > 1;
+    const Tasks tasks{k.reduction_tasks, k.row_tasks == 1, k.ci_tasks, k.o_tiles_per_task, o_tile_outer,
+                      tasks_outer && !banded};
     Loops l;
 
     // The accumulator holds the filter gradient in the accumulator type
     // (float32 for 16-bit T) across blocks; the output rounds it once.
-    p.accumulator.compute_root().vectorize(p.o, vector, TailStrategy::RoundUp);
-    parallel_over_filter(p.accumulator, p);
-    p.output.vectorize(p.o, vector, TailStrategy::Predicate);
-    parallel_over_filter(p.output, p);
+    // Blocks outer, it is a pass of its own over the whole filter, as is the
+    // output. Tasks outer, each task's part of it is computed inside the
+    // output's loop (over the merge's tasks, or with bands over chunks of
+    // the filter): zeroed, summed and rounded into the output while in cache.
+    // As passes of their own, zeroing and rounding were 25% of zoo row P11's
+    // time (a 12 MB filter gradient: 3x3x1536 -> 2048, N=8).
+    if (!tasks_outer) {
+        p.accumulator.compute_root().vectorize(p.o, vector, TailStrategy::RoundUp);
+        parallel_over_filter(p.accumulator, p);
+        p.output.vectorize(p.o, vector, TailStrategy::Predicate);
+        parallel_over_filter(p.output, p);
+    } else if (banded) {
+        p.accumulator.compute_at(p.output, parallel_over_filter(p.output, p))
+            .vectorize(p.o, vector, TailStrategy::RoundUp);
+        p.output.vectorize(p.o, vector, TailStrategy::Predicate);
+    } else {
+        p.accumulator.compute_at(p.output, output_tasks(p, o_size, ci_size, tasks, vector))
+            .vectorize(p.o, vector, TailStrategy::RoundUp);
+    }
 
     // `merged` is the Func whose update adds the blocks' sums: the
     // accumulator, or with bands the per-band sums, which the accumulator
     // then adds in band order (the same bits whatever the thread count).
     Func merged = p.accumulator;
     RVar oh = p.positions.y;
-    const bool banded = tasks_outer && tasks.bands > 1;
     if (banded) {
         RVar oh_band{"oh_band"}, oh_rest{"oh_rest"};
         const Expr band_rows = (p.positions.y.extent() + tasks.bands - 1) / tasks.bands;
@@ -419,7 +460,6 @@ inline void apply_cpu(const Conv2DBackpropFilterCpuKnobs &k, const Structure &s,
         merged.compute_root().vectorize(p.o, vector, TailStrategy::RoundUp);
         parallel_over_filter(merged, p);
         p.accumulator.update().vectorize(p.o, vector, TailStrategy::Predicate);
-        parallel_over_filter(p.accumulator.update(), p);
         oh = oh_rest;
     }
     Func block_sum = split_into_blocks(merged.update(), oh, p, l, k.rows_per_block, k.images_per_block);
@@ -473,7 +513,8 @@ inline void apply_cpu(const Conv2DBackpropFilterCpuKnobs &k, const Structure &s,
         if (o_tile_outer) merge.split(l.o_tile, l.o_tile, l.o_group, 1);
         merge.reorder(order).fuse(l.ci_tile, l.fw_tile, l.tile_a).fuse(l.tile_a, p.fh, rest);
         if (banded) merge.fuse(rest, l.band, rest);
-        merge.parallel(rest).vectorize(l.o_lane).unroll(l.ci_pos).unroll(l.fw_pos).rename(l.o_tile, l.tile);
+        if (!tasks.in_output_tasks) merge.parallel(rest);
+        merge.vectorize(l.o_lane).unroll(l.ci_pos).unroll(l.fw_pos).rename(l.o_tile, l.tile);
     };
     // A one-vector (or half-vector) tile spends the full tile's accumulators
     // on more input channels (at most 8, the knob's largest): with the full
