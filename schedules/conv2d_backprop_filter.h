@@ -188,7 +188,10 @@ struct Conv2DBackpropFilterPipeline {
 //       for each filter tile of the task:         block_sum tile (registers), merged tile +=
 // where `merged` is the accumulator, or with bands the band's own copy of it
 // (the copies are added in band order afterwards). One fork/join per call,
-// and the task's tiles reuse the block from L1. With stage_out_backprop 2,
+// and the task's tiles reuse the block from L1. The parallel loop is the
+// output's (output_tasks): each task's part of the accumulator is zeroed,
+// summed and rounded into the output inside it, while in cache; with bands,
+// the output's loop over chunks of the filter adds the bands' copies. With stage_out_backprop 2,
 // each output-channel tile of the task is a loop of its own around the
 // task's other tiles, and copies its own slice of the block's out_backprop.
 namespace conv2d_backprop_filter_schedule {
