@@ -191,9 +191,10 @@ struct Conv2DBackpropFilterPipeline {
 // and the task's tiles reuse the block from L1. The parallel loop is the
 // output's (output_tasks): each task's part of the accumulator is zeroed,
 // summed and rounded into the output inside it, while in cache; with bands,
-// the output's loop over chunks of the filter adds the bands' copies. With stage_out_backprop 2,
-// each output-channel tile of the task is a loop of its own around the
-// task's other tiles, and copies its own slice of the block's out_backprop.
+// the output's loop over chunks of the filter adds the bands' copies. With
+// stage_out_backprop 2, each output-channel tile of the task is a loop of
+// its own around the task's other tiles, and copies its own slice of the
+// block's out_backprop.
 namespace conv2d_backprop_filter_schedule {
 
 using namespace Halide;
@@ -404,7 +405,9 @@ inline Var output_tasks(Conv2DBackpropFilterPipeline &p, int o_size, int ci_size
     p.output.split(p.o, o_task, o_in, o_size * t.o_tiles_per_task, TailStrategy::GuardWithIf)
         .split(p.ci, ci_task, ci_in, ci_size * ci_tiles_per_task(p, ci_size, t.ci_groups), TailStrategy::GuardWithIf);
     if (t.rows) {
-        p.output.reorder(o_in, ci_in, p.fw, ci_task, o_task, p.fh).fuse(ci_task, o_task, task_a).fuse(task_a, p.fh, task);
+        p.output.reorder(o_in, ci_in, p.fw, ci_task, o_task, p.fh)
+            .fuse(ci_task, o_task, task_a)
+            .fuse(task_a, p.fh, task);
     } else {
         p.output.reorder(o_in, ci_in, p.fw, p.fh, ci_task, o_task).fuse(ci_task, o_task, task);
     }
