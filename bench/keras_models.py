@@ -11,9 +11,11 @@ and trained with SGD on the same random batch in a custom training step
 compiled with tf.function, as Keras' own train_step is: the side with
 gradtune is traced inside use_for_gradients(). The two sides' steps are
 interleaved (machine noise hits both alike); the table gives the median step
-time of each side, the spread (interquartile range, % of the median) and the
+time of each side, the spread (interquartile range, % of the median), the
 ratio, TensorFlow's step time over gradtune's (> 1: gradtune's step is
-faster). The first step of each side (tracing) is left out.
+faster), and each side's CPU time per step (every thread of the process:
+TensorFlow runs independent ops at once, so a step's time follows the CPU
+work of its kernels). The first step of each side (tracing) is left out.
 
 The breakdown profiles a few steps of each side with TensorFlow's profiler
 (the host trace, tensorflow.tsl's XPlane) and sums, per op type, the time
@@ -38,6 +40,7 @@ import glob
 import json
 import re
 import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -187,17 +190,26 @@ def train_side_by_side(name, steps_count):
     losses, the first step's gradients, the step times (s) and the graph's
     op types."""
     steps = {"tf": make_step(name, False), "gradtune": make_step(name, True)}
-    out = {side: {"losses": [], "grads": None, "times": [], "types": types} for side, (_, types, _) in steps.items()}
+    out = {side: {"losses": [], "grads": None, "times": [], "cpu": [], "types": types}
+           for side, (_, types, _) in steps.items()}
     for i in range(steps_count):
         for side in ("tf", "gradtune") if i % 2 == 0 else ("gradtune", "tf"):
+            cpu_start = process_cpu_seconds()
             start = time.perf_counter()
             loss, grads = steps[side][0]()
             loss = float(loss)
             out[side]["times"].append(time.perf_counter() - start)
+            out[side]["cpu"].append(process_cpu_seconds() - cpu_start)
             out[side]["losses"].append(loss)
             if out[side]["grads"] is None:
                 out[side]["grads"] = [g.numpy() for g in grads]
     return out["tf"], out["gradtune"], {side: (step, layers) for side, (step, _, layers) in steps.items()}
+
+
+def process_cpu_seconds():
+    """CPU time of every thread of this process so far (user + system), s."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def summary(times):
@@ -326,6 +338,8 @@ def model_row(name, steps_count):
     want, got, steps = train_side_by_side(name, steps_count)
     tf_ms, tf_spread = summary(want["times"])
     gt_ms, gt_spread = summary(got["times"])
+    tf_cpu, _ = summary(want["cpu"])
+    gt_cpu, _ = summary(got["cpu"])
     error, worst = gradient_error(got["grads"], want["grads"])
     # Which side serves the gradient ops of gradtune's step (the autotune
     # floor may hand a signature to TensorFlow's kernel).
@@ -341,6 +355,9 @@ def model_row(name, steps_count):
         "gradtune_ms": gt_ms,
         "gradtune_spread": gt_spread,
         "speedup": tf_ms / gt_ms,
+        "tf_cpu_ms": tf_cpu,
+        "gradtune_cpu_ms": gt_cpu,
+        "cpu_ratio": tf_cpu / gt_cpu,
         "gradient_rel_error": error,
         "worst_variable_rel_error": worst,
         "served_by_gradtune": by_gradtune,
@@ -405,17 +422,19 @@ def markdown(rows, breakdown, steps_count, cpu):
         "(> 1: faster with gradtune). Gradient calls: the gradient ops of gradtune's traced step, by the "
         "side that serves them (the autotune floor, GRADTUNE_TF_AUTOTUNE, hands a signature to TensorFlow's "
         "kernel where that measured faster). Gradients' error: normwise, all of the first step's "
-        "gradients against TensorFlow's." % (cpu, steps_count),
+        "gradients against TensorFlow's. CPU ms: the median step's CPU time, every thread of the process "
+        "(user + system); TensorFlow runs independent ops at once, so on a busy machine a step's time follows "
+        "the CPU work of its kernels more than any one kernel's time alone." % (cpu, steps_count),
         "",
         "| model | input | batch | TensorFlow ms | spread | gradtune ms | spread | speedup "
-        "| gradient calls served by gradtune / TF | gradients' rel. error |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| CPU ms TF / gradtune | gradient calls served by gradtune / TF | gradients' rel. error |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        lines.append("| %s | %s | %d | %.1f | %.0f%% | %.1f | %.0f%% | **%.2fx** | %d / %d | %.1e |" % (
+        lines.append("| %s | %s | %d | %.1f | %.0f%% | %.1f | %.0f%% | **%.2fx** | %.0f / %.0f (%.2fx) | %d / %d | %.1e |" % (
             r["model"], r["input"], r["batch"], r["tf_ms"], r["tf_spread"], r["gradtune_ms"],
-            r["gradtune_spread"], r["speedup"], r["served_by_gradtune"], r["served_by_tensorflow"],
-            r["gradient_rel_error"]))
+            r["gradtune_spread"], r["speedup"], r["tf_cpu_ms"], r["gradtune_cpu_ms"], r["cpu_ratio"],
+            r["served_by_gradtune"], r["served_by_tensorflow"], r["gradient_rel_error"]))
     lines += ["", "Geomean speedup over the models: **%.2fx**." % geomean([r["speedup"] for r in rows])]
     for name, tables in breakdown.items():
         ops = tables["ops"]

@@ -42,6 +42,11 @@ class KerasStep(unittest.TestCase):
         np.testing.assert_allclose(got["losses"], want["losses"], rtol=1e-5)
         self.assertLess(want["losses"][-1], want["losses"][0])  # it trains
         self.breakdown_lines_up(steps, got["types"])
+        # Each step's CPU time (bench/keras_models.py's CPU column): both
+        # threads of the machine worked, so at least the step's wall time.
+        for side in (want, got):
+            self.assertEqual(len(side["cpu"]), STEPS)
+            self.assertGreater(keras_models.summary(side["cpu"])[0], 0.5 * keras_models.summary(side["times"])[0])
         tf_ms, _ = keras_models.summary(want["times"])
         gt_ms, _ = keras_models.summary(got["times"])
         print("\nKeras step (batch %d, %d steps): losses %s" % (keras_models.MODELS[MODEL][2], STEPS,
