@@ -5,9 +5,10 @@ and CPU time per call.
     PYTHONPATH=python .tf-venv/bin/python bench/tf_calls.py SUITE [--intra-op-threads N] [--samples 7]
 
 SUITE is a gradtune-bench suite file (bench/suites/zoo.txt's format; the
-dense and depthwise convolution gradients). Each call runs 10 times per
-sample inside one tf.function (python/gradtune_tf/timing.py, as the
-autotune floor times), the two sides' samples interleaved; the table gives
+dense and depthwise convolution gradients). A sample runs the call inside
+one tf.function, as many times as make the slower side's sample last 50 ms
+(python/gradtune_tf/timing.py, as the autotune floor times), the two
+sides' samples interleaved; the table gives
 median wall ms and CPU ms per call (every thread of the process, user +
 system) and the ratios, TensorFlow's over gradtune's (> 1: gradtune
 faster). Both sides allocate their outputs through TensorFlow and run on
@@ -32,7 +33,10 @@ import tensorflow as tf  # noqa: E402
 from gradtune_tf import ops  # noqa: E402
 from gradtune_tf.timing import tf_loop  # noqa: E402
 
-CALLS_PER_SAMPLE = 10
+# A sample's calls run in one tf.function call, which costs 0.6-1.6 ms
+# beyond its op calls: each sample runs enough calls that the slower side's
+# sample lasts SAMPLE_MS (10 calls at least), the same count on both sides.
+SAMPLE_MS = 50
 OPS = {
     "Conv2DBackpropInput": ops.gradtune_conv2d_backprop_input,
     "Conv2DBackpropFilter": ops.gradtune_conv2d_backprop_filter,
@@ -104,17 +108,22 @@ def relative_difference(loops):
 
 def measure(loops, samples):
     """Median wall and CPU ms per call of each side, samples interleaved."""
-    count = tf.constant(CALLS_PER_SAMPLE)
+    slowest = 0.0
     for loop in loops.values():
-        loop(count).numpy()  # traced and warm
+        loop(tf.constant(10)).numpy()  # traced and warm
+        start = time.perf_counter()
+        loop(tf.constant(10)).numpy()
+        slowest = max(slowest, (time.perf_counter() - start) * 1e3 / 10)
+    calls = max(10, min(1000, math.ceil(SAMPLE_MS / max(slowest, 1e-3))))
+    count = tf.constant(calls)
     wall = {side: [] for side in loops}
     cpu = {side: [] for side in loops}
     for i in range(samples):
         for side in list(loops) if i % 2 == 0 else list(loops)[::-1]:
             c0, t0 = cpu_seconds(), time.perf_counter()
             loops[side](count).numpy()
-            wall[side].append((time.perf_counter() - t0) * 1e3 / CALLS_PER_SAMPLE)
-            cpu[side].append((cpu_seconds() - c0) * 1e3 / CALLS_PER_SAMPLE)
+            wall[side].append((time.perf_counter() - t0) * 1e3 / calls)
+            cpu[side].append((cpu_seconds() - c0) * 1e3 / calls)
     return ({side: statistics.median(v) for side, v in wall.items()},
             {side: statistics.median(v) for side, v in cpu.items()})
 
