@@ -145,7 +145,10 @@ TfBaselines start_tf(const Options &o) {
     if (tf.default_path && tf.eigen) {
         tf.columns = "TensorFlow (" + o.tf_python +
                      ") inside a tf.function, its default path (oneDNN) / Eigen (TF_ENABLE_ONEDNN_OPTS=0); "
-                     "tuned/TF < 1 means gradtune is faster.";
+                     "tuned/TF < 1 means gradtune is faster. TensorFlow runs in a process of its own, idle "
+                     "between its samples: its times read slower than inside a training step (1.32x, geomean of "
+                     "ResNet-50's and CIFAR ResNet-20's gradient calls on a 2-core Xeon); bench/tf_calls.py "
+                     "times both sides inside one TensorFlow process.";
     } else {
         tf.default_path.reset();
         tf.eigen.reset();
