@@ -40,7 +40,6 @@ import glob
 import json
 import re
 import os
-import resource
 import statistics
 import sys
 import tempfile
@@ -55,6 +54,7 @@ import keras  # noqa: E402
 
 import gradtune_tf  # noqa: E402
 from gradtune_tf import autotune  # noqa: E402
+from gradtune_tf.timing import process_cpu_seconds  # noqa: E402
 
 # --- The models ---------------------------------------------------------------
 
@@ -204,12 +204,6 @@ def train_side_by_side(name, steps_count):
             if out[side]["grads"] is None:
                 out[side]["grads"] = [g.numpy() for g in grads]
     return out["tf"], out["gradtune"], {side: (step, layers) for side, (step, _, layers) in steps.items()}
-
-
-def process_cpu_seconds():
-    """CPU time of every thread of this process so far (user + system), s."""
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
 
 
 def summary(times):

@@ -21,7 +21,6 @@ is the one that predicts the step (bench/keras_models.py's CPU column).
 import argparse
 import math
 import os
-import resource
 import statistics
 import sys
 import time
@@ -31,7 +30,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from gradtune_tf import ops  # noqa: E402
-from gradtune_tf.timing import tf_loop  # noqa: E402
+from gradtune_tf.timing import process_cpu_seconds, tf_loop  # noqa: E402
 
 # A sample's calls run in one tf.function call, which costs 0.6-1.6 ms
 # beyond its op calls: each sample runs enough calls that the slower side's
@@ -46,30 +45,36 @@ OPS = {
 
 
 def parse_row(line):
-    """A suite row as (op, fields, flags); None for comments and blank lines."""
+    """A suite row as (op, fields, flags), its sizes as integers; None for
+    comments and blank lines. ValueError for a row that names no op of
+    OPS, lacks a size, or has one that is no integer."""
     words = line.split("#", 1)[0].split()
     if not words:
         return None
-    if words[0] not in OPS:
-        raise ValueError("op %r is not one of %s" % (words[0], ", ".join(OPS)))
+    op = words[0]
+    if op not in OPS:
+        raise ValueError("op %r is not one of %s" % (op, ", ".join(OPS)))
     fields = dict(w.split("=", 1) for w in words[1:] if "=" in w)
     flags = {w for w in words[1:] if "=" not in w}
-    return words[0], fields, flags
-
-
-def call_of(op, fields, flags):
-    """The row's inputs and attrs, and a short description."""
     missing = [k for k in ("N", "H", "W", "C", "f", "s") + (() if op.startswith("Depthwise") else ("K",))
                if k not in fields]
     if missing:
         raise ValueError("no %s= given" % "=, ".join(missing))
-    n, h, w, c = (int(fields[k]) for k in "NHWC")
-    f, s, d = int(fields["f"]), int(fields["s"]), int(fields.get("d", 1))
-    dtype = tf.as_dtype(fields.get("T", "float32"))
+    for key in set(fields) - {"id", "T"}:
+        fields[key] = int(fields[key])
+    fields["T"] = tf.as_dtype(fields.get("T", "float32"))
+    return op, fields, flags
+
+
+def call_of(op, fields, flags):
+    """The row's inputs and attrs, and a short description."""
+    n, h, w, c = (fields[k] for k in "NHWC")
+    f, s, d = fields["f"], fields["s"], fields.get("d", 1)
+    dtype = fields["T"]
     depthwise = op.startswith("Depthwise")
-    multiplier = int(fields.get("M", 1))
-    groups = int(fields.get("G", 1))
-    k = c * multiplier if depthwise else int(fields["K"])
+    multiplier = fields.get("M", 1)
+    groups = fields.get("G", 1)
+    k = c * multiplier if depthwise else fields["K"]
     nchw = "NCHW" in flags
     padding = "VALID" if "VALID" in flags else "SAME"
     filter_shape = [f, f, c, multiplier] if depthwise else [f, f, c // groups, k]
@@ -94,11 +99,6 @@ def call_of(op, fields, flags):
     return inputs, attrs, text
 
 
-def cpu_seconds():
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
 def relative_difference(loops):
     """Normwise difference of the two sides' results (both sides must
     compute the same call)."""
@@ -120,10 +120,10 @@ def measure(loops, samples):
     cpu = {side: [] for side in loops}
     for i in range(samples):
         for side in list(loops) if i % 2 == 0 else list(loops)[::-1]:
-            c0, t0 = cpu_seconds(), time.perf_counter()
+            c0, t0 = process_cpu_seconds(), time.perf_counter()
             loops[side](count).numpy()
             wall[side].append((time.perf_counter() - t0) * 1e3 / calls)
-            cpu[side].append((cpu_seconds() - c0) * 1e3 / calls)
+            cpu[side].append((process_cpu_seconds() - c0) * 1e3 / calls)
     return ({side: statistics.median(v) for side, v in wall.items()},
             {side: statistics.median(v) for side, v in cpu.items()})
 
@@ -139,11 +139,10 @@ def main():
     with open(args.suite) as f:
         for number, line in enumerate(f, 1):
             try:
-                row = parse_row(line)
+                row = parse_row(line)  # every row checked before anything is timed
                 if row:
-                    call_of(*row)  # every field it needs, before anything is timed
                     rows.append(row)
-            except (ValueError, KeyError) as e:
+            except (ValueError, TypeError) as e:
                 print("tf_calls: %s:%d: %s (%s)" % (args.suite, number, e, line.strip()), file=sys.stderr)
                 return 2
     print("| op | call | TF wall ms | gradtune wall ms | TF CPU ms | gradtune CPU ms | wall TF/gradtune "

@@ -9,6 +9,8 @@ TensorFlow columns (bench/tf_timer.py, which loads this file by its path:
 the package itself needs libgradtune_tf.so, the benchmark does not).
 """
 
+import resource
+
 import tensorflow as tf
 
 
@@ -25,3 +27,10 @@ def tf_loop(op, inputs, attrs):
                              shape_invariants=(tf.TensorShape([]), tf.TensorShape(None)))[1]
 
     return calls
+
+
+def process_cpu_seconds():
+    """CPU time of every thread of this process so far (user + system), s:
+    the work a call or a step cost, where TensorFlow runs ops at once."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
