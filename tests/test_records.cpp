@@ -289,11 +289,14 @@ TEST_CASE("the sampler only proposes canonical settings: no knob an algorithm ig
     phase_rows["rows_per_task"] = 2;
     CHECK(space.check(phase_rows).empty());
     // The tuner starts each ungrouped group from both algorithms: the seeds
-    // of the dot algorithm and of the direct one's few-channel tile are legal
-    // settings of them; a grouped space has no dot seed.
-    REQUIRE(space.algorithm_seeds.size() == 2);
+    // of the dot algorithm (for large images, and for small ones with
+    // several images per task) and of the direct one's few-channel tile are
+    // legal settings of them; a grouped space has no dot seed.
+    REQUIRE(space.algorithm_seeds.size() == 3);
     CHECK(space.algorithm_seeds[0].at("algorithm") == 1);
     CHECK(space.algorithm_seeds[1].at("algorithm") == 0);
+    CHECK(space.algorithm_seeds[2].at("algorithm") == 1);
+    CHECK(space.algorithm_seeds[2].at("images_per_task") > 1);
     for (const Knobs &seed : space.algorithm_seeds) {
         CHECK(space.check(seed).empty());
         CHECK(space.canonical(seed) == seed);
@@ -310,9 +313,9 @@ TEST_CASE("Conv2DBackpropInput's Winograd algorithm: only 3x3 stride-1 float var
     const KnobSpace space = op->space(Device::cpu, three);
     const Knobs defaults = space.defaults();
     // Every algorithm is seeded (dot; direct with one register of few
-    // channels; Winograd for large and small batches), each seed legal and
-    // canonical.
-    REQUIRE(space.algorithm_seeds.size() == 4);
+    // channels; Winograd for large and small batches; dot for small images),
+    // each seed legal and canonical.
+    REQUIRE(space.algorithm_seeds.size() == 5);
     for (const Knobs &seed : space.algorithm_seeds) {
         CHECK(space.check(seed).empty());
         CHECK(space.canonical(seed) == seed);
@@ -324,6 +327,7 @@ TEST_CASE("Conv2DBackpropInput's Winograd algorithm: only 3x3 stride-1 float var
     CHECK(winograd.at("algorithm") == 2);
     CHECK(space.algorithm_seeds[3].at("algorithm") == 2);
     CHECK(space.algorithm_seeds[3].at("tile_rows_per_task") > 0);
+    CHECK(space.algorithm_seeds[4].at("algorithm") == 1);
     // Row tasks split single images only.
     Knobs rows = space.algorithm_seeds[3];
     rows["images_per_task"] = 2;

@@ -2,10 +2,11 @@
 # Every algorithm of Conv2DBackpropInput's 3x3 stride-1 space, compiled and
 # checked by the tuner on this machine, whatever the committed records hold:
 # the records of a class tuned before an algorithm existed never compile it,
-# so this is where CI meets it. The first five candidates of a new shape are
+# so this is where CI meets it. The first six candidates of a new shape are
 # the space's defaults (direct) and the seeds of the dot algorithm, of the
-# direct one's few-channel tile and of Winograd (with whole images and with
-# rows of tiles per task);
+# direct one's few-channel tile, of Winograd (with whole images and with
+# rows of tiles per task) and of the dot algorithm for small images (several
+# images per task);
 # the tuner compares each one's output with the generic variant's (normwise,
 # twice the tests' tolerance) and logs "wrong" where it differs. Awkward shapes on purpose: 33 input channels (a partial channel
 # block), 17 output channels (a partial vector), odd rows and columns (a
@@ -23,9 +24,9 @@ cat >"$work/float64.txt" <<'SUITE'
 Conv2DBackpropInput N=2 H=5 W=6 C=20 K=24 f=3 s=1 SAME T=float64 id=A3
 SUITE
 # One structure group per run, without the committed records and structure
-# defaults as seeds, so that its first five candidates are the ones above.
+# defaults as seeds, so that its first six candidates are the ones above.
 for dtype in float32 float64; do
-  "$gradtune" tune --suite "$work/$dtype.txt" --max-trials 5 --no-record-seeds --log "$work/$dtype.jsonl" \
+  "$gradtune" tune --suite "$work/$dtype.txt" --max-trials 6 --no-record-seeds --log "$work/$dtype.jsonl" \
     --work-dir "$work/candidates" --samples 2 --min-sample-ms 0 --jobs 1 >"$work/tune.log" 2>&1 \
     || { cat "$work/tune.log"; exit 1; }
 done
