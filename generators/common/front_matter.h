@@ -30,6 +30,7 @@ namespace gradtune::generator {
 using window::narrow;
 using window::TapGather;
 using window::widen;
+using window::widened;
 
 enum class DataFormat { NHWC, NCHW };
 

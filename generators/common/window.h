@@ -11,6 +11,7 @@
 #include "Halide.h"
 
 #include <numeric>
+#include <string>
 
 namespace gradtune::window {
 
@@ -106,6 +107,23 @@ inline Halide::Expr widen(Halide::Expr value, Halide::Type accumulator) {
         return Halide::cast(accumulator, Halide::reinterpret(Halide::Float(32), bits << 16));
     }
     return Halide::cast(accumulator, value);
+}
+
+// `f` (a 4-D Func of 16-bit values) widened to the accumulator type, named
+// `name`. The CPU generators of the dense gradients define the copies that
+// their schedules stage or pack so (widen_copies): a copy then holds
+// float32, converted once per element copied, and the register tile's inner
+// loop is float32's. Converted where it is read instead, every broadcast
+// operand of a bfloat16 filter gradient took a 16-bit load, a shift and a
+// broadcast (3 instructions, one on the FMA's port 5) per FMA, and bfloat16
+// and float16 ran at half of float32's speed (zoo rows X5 and X7, Intel
+// Xeon, x86-64-linux-avx512_sapphirerapids). The sums are unchanged:
+// widening is exact, so the products are the same wherever it happens.
+inline Halide::Func widened(const Halide::Func &f, Halide::Type accumulator, const std::string &name) {
+    Halide::Var a{"a"}, b{"b"}, c{"c"}, d{"d"};
+    Halide::Func out{name};
+    out(a, b, c, d) = widen(f(a, b, c, d), accumulator);
+    return out;
 }
 
 // Accumulator -> T, rounding once to nearest even (bfloat16 through its bits,
