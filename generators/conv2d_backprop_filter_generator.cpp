@@ -66,10 +66,7 @@ public:
         // output's fused loop over tasks, Halide's bounds of that loop are
         // loose and the required region ran below 0. The promise bounds the
         // region; it generates no code.
-        // A 16-bit variant's staged copies hold float32 on the CPU
-        // (window::widened).
-        const bool widen_copies = gradtune::device_of(get_target()) == gradtune::Device::cpu && acc_type != T;
-        auto copied = [&](Expr value) { return widen_copies ? widen(value, acc_type) : value; };
+        // A 16-bit variant's staged copies hold float32 on the CPU (copied()).
         p.out_backprop(a, b, c, d) =
             copied((*out_backprop)(unsafe_promise_clamped(a, 0, out_backprop->dim(0).extent() - 1), b, c, d));
 
@@ -85,7 +82,7 @@ public:
             p.input(a, b, c, d) = copied(bounded(a, b * sw - pad_left, c * sh - pad_top, d));
             x = p.input(group * p.group_in_depth + ci, ow, oh, n);
         } else {
-            p.input = widen_copies ? widened(bounded, acc_type, "input_padded") : bounded;
+            p.input = copied(bounded, "input_padded");
             x = p.input(group * p.group_in_depth + ci, ow * sw - pad_left + fw * dw, oh * sh - pad_top + fh * dh, n);
         }
         p.accumulator(o, ci, fw, fh) = cast(acc_type, 0);

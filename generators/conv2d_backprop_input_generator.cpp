@@ -93,10 +93,8 @@ public:
         Expr c_in_group = unsafe_promise_clamped(c - g_c * group_in, 0, group_in - 1);
         if (winograd) c_in_group = min(c, group_in - 1);
         // A 16-bit variant's copies (the packed filter, the staged
-        // out_backprop) hold float32 on the CPU (window::widened).
-        const bool widen_copies = cpu && acc_type != T;
-        Expr tap = (*filter)(out_channel(g_c, o), c_in_group, fw, fh);
-        p.filter_packed(c, o, fw, fh) = widen_copies ? widen(tap, acc_type) : tap;
+        // out_backprop) hold float32 on the CPU (copied()).
+        p.filter_packed(c, o, fw, fh) = copied((*filter)(out_channel(g_c, o), c_in_group, fw, fh));
 
         // out_backprop reads zero outside its rows and columns; taps that land
         // there contribute nothing.
@@ -104,8 +102,8 @@ public:
                            {0, out_backprop->dim(1).extent()},
                            {0, out_backprop->dim(2).extent()},
                            {Expr(), Expr()}};
-        p.out_backprop = BoundaryConditions::constant_exterior(*out_backprop, cast(T, 0), exterior);
-        if (widen_copies) p.out_backprop = widened(p.out_backprop, acc_type, "out_backprop_padded");
+        p.out_backprop = copied(BoundaryConditions::constant_exterior(*out_backprop, cast(T, 0), exterior),
+                                "out_backprop_padded");
 
         if (winograd) {
             winograd_f2x2_3x3(p, acc_type, group_out);

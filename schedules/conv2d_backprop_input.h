@@ -99,21 +99,25 @@ inline void add_cpu_seeds(const Structure &s, KnobSpace *space) {
     const int native = 64 / accumulator_bytes(s.dtype);  // one AVX-512 register
     const bool nhwc = s.data_format == "NHWC";
     const Conv2DBackpropInputCpuKnobs defaults = Conv2DBackpropInputCpuKnobs::from(space->defaults());
-    if (nhwc && fixed.groups == 1) {
-        // The dot algorithm's start: 4 input channels x 7 columns (a whole
-        // row of a 7x7 or 14x14 image), one row per task, 64 channels per
-        // task. On the ResNet-50 3x3 layers at N=1 (Zen 5): 7x7x512 0.71 ms,
-        // 14x14x256 0.69 ms, 28x28x128 0.56 ms (327-414 GFLOP/s), against
-        // 1.16 / 0.95 / 0.61 ms with a 4-column tile.
+    // The dot algorithm's starts (ungrouped NHWC only): a register tile of 4
+    // input channels x `columns` columns of one row, and its tasks.
+    const bool dot_fits = nhwc && fixed.groups == 1;
+    const auto dot_seed = [&](int columns, int rows_per_task, int channels_per_task, int images_per_task) {
         Conv2DBackpropInputCpuKnobs dot = defaults;
         dot.algorithm = 1;
         dot.tile_channels = 4;
-        dot.tile_other = 7;
         dot.tile_y = 1;
-        dot.rows_per_task = 1;
-        dot.channels_per_task = 64;
+        dot.tile_other = columns;
+        dot.rows_per_task = rows_per_task;
+        dot.channels_per_task = channels_per_task;
+        dot.images_per_task = images_per_task;
         space->add_seed(dot.map());
-    }
+    };
+    // 4 input channels x 7 columns (a whole row of a 7x7 or 14x14 image),
+    // one row per task, 64 channels per task. On the ResNet-50 3x3 layers at
+    // N=1 (Zen 5): 7x7x512 0.71 ms, 14x14x256 0.69 ms, 28x28x128 0.56 ms
+    // (327-414 GFLOP/s), against 1.16 / 0.95 / 0.61 ms with a 4-column tile.
+    if (dot_fits) dot_seed(7, 1, 64, defaults.images_per_task);
     // The few-channel start of the direct algorithm: one register of input
     // channels x 8 columns x 3 rows (24 accumulators), for 16-channel layers
     // (CIFAR ResNets, the 16-channel group blocks of ResNeXt), where the dot
@@ -149,27 +153,16 @@ inline void add_cpu_seeds(const Structure &s, KnobSpace *space) {
     winograd.images_per_task = 1;
     winograd.tile_rows_per_task = 4;
     space->add_seed(winograd.map());
-    if (nhwc && fixed.groups == 1) {
-        // The dot algorithm's start for small images at a training batch:
-        // 4 input channels x 4 columns, tasks of 32 input channels x 8 whole
-        // images, so that a task's slice of the filter comes from memory
-        // once for all its images. On ResNet-50's res5 3x3 layer at 128x128
-        // (4x4x512, N=8, a 9.4 MB filter; Intel Xeon,
-        // x86-64-linux-avx512_sapphirerapids) 2.62 ms against 4.68 ms for
-        // the committed Winograd record, side by side (gradtune distill
-        // --remeasure); a 7-minute tune from the space's seeds had closed in
-        // on it setting by setting (2.9 ms after 41 settings, 2.54 ms at the
-        // 135th; its best Winograd setting 4.4 ms).
-        Conv2DBackpropInputCpuKnobs dot = defaults;
-        dot.algorithm = 1;
-        dot.tile_channels = 4;
-        dot.tile_other = 4;
-        dot.tile_y = 1;
-        dot.rows_per_task = 32;
-        dot.channels_per_task = 32;
-        dot.images_per_task = 8;
-        space->add_seed(dot.map());
-    }
+    // The dot algorithm for small images at a training batch: 4 input
+    // channels x 4 columns, tasks of 32 input channels x 8 whole images, so
+    // that a task's slice of the filter comes from memory once for all its
+    // images. On ResNet-50's res5 3x3 layer at 128x128 (4x4x512, N=8, a
+    // 9.4 MB filter; Intel Xeon, x86-64-linux-avx512_sapphirerapids) 2.62 ms
+    // against 4.68 ms for the committed Winograd record, side by side
+    // (gradtune distill --remeasure); a 7-minute tune from the space's seeds
+    // had closed in on it setting by setting (2.9 ms after 41 settings,
+    // 2.54 ms at the 135th; its best Winograd setting 4.4 ms).
+    if (dot_fits) dot_seed(4, 32, 32, 8);
 }
 
 inline KnobSpace cpu_space(const Structure &s) {

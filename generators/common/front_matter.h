@@ -30,7 +30,6 @@ namespace gradtune::generator {
 using window::narrow;
 using window::TapGather;
 using window::widen;
-using window::widened;
 
 enum class DataFormat { NHWC, NCHW };
 
@@ -241,6 +240,19 @@ public:
 
     // The accumulator type of T (window.h).
     Halide::Type accumulator_type() const { return window::accumulator_type(this->T); }
+
+    // Whether the copies a schedule stages or packs hold the accumulator type
+    // rather than T: on the CPU, for 16-bit T (window::widened says why).
+    bool widens_copies() const {
+        return device_of(this->get_target()) == Device::cpu && accumulator_type() != this->T;
+    }
+    // A value, and a whole Func named `name`, as such a copy holds them.
+    Halide::Expr copied(Halide::Expr value) const {
+        return widens_copies() ? window::widen(value, accumulator_type()) : value;
+    }
+    Halide::Func copied(const Halide::Func &f, const std::string &name) const {
+        return widens_copies() ? window::widened(f, accumulator_type(), name) : f;
+    }
 
     // The schedule: one call into schedules/ with the generator's knobs,
     // checked against the op's knob space for its structure and target.

@@ -111,7 +111,7 @@ inline Halide::Expr widen(Halide::Expr value, Halide::Type accumulator) {
 
 // `f` (a 4-D Func of 16-bit values) widened to the accumulator type, named
 // `name`. The CPU generators of the dense gradients define the copies that
-// their schedules stage or pack so (widen_copies): a copy then holds
+// their schedules stage or pack so (OpGenerator::copied): a copy then holds
 // float32, converted once per element copied, and the register tile's inner
 // loop is float32's. Converted where it is read instead, every broadcast
 // operand of a bfloat16 filter gradient took a 16-bit load, a shift and a
