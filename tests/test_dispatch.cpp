@@ -790,16 +790,19 @@ TEST_CASE("a dilated dense gradient only the generic variant has runs as its und
 TEST_CASE("a grouped dense gradient only the generic variant has runs as ungrouped calls of its group blocks",
           "[dispatch]") {
     // Groups of 16 or more channels run one by one, smaller ones in blocks
-    // that fill 16 lanes (block-diagonal filters); strides, paddings, a
-    // pointwise view, NCHW (both detours) and 16-bit dtypes; each equals the
-    // generic variant's result. Groups of one channel, and forced variants,
-    // stay on the generic variant.
+    // that fill 16 lanes (block-diagonal filters; the input gradient's a
+    // divisor of the groups where one of up to 8 groups is), the last block
+    // holding what is left where the block does not divide the groups
+    // (RegNet's 19 groups of 8); strides, paddings, a pointwise view, NCHW (both detours)
+    // and 16-bit dtypes; each equals the generic variant's result. Groups of
+    // one channel, and forced variants, stay on the generic variant.
     struct Case {
         int64_t groups, c, o, filter, stride;
         std::string padding;
         std::string format;
         DataType dtype;
         int64_t per_block;
+        int64_t input_per_block = 0;  // the input gradient's, where it differs (a divisor of the groups)
     };
     const int64_t n = 2, h = 13, w = 11;
     for (const Case &k : {Case{2, 32, 48, 3, 1, "SAME", "NHWC", DataType::kFloat, 1},
@@ -810,7 +813,10 @@ TEST_CASE("a grouped dense gradient only the generic variant has runs as ungroup
                           Case{4, 32, 64, 1, 1, "VALID", "NHWC", DataType::kFloat, 2},
                           Case{4, 32, 32, 3, 1, "SAME", "NCHW", DataType::kFloat, 2},
                           Case{2, 32, 32, 3, 1, "SAME", "NHWC", DataType::kBFloat16, 1},
-                          Case{4, 32, 32, 3, 1, "SAME", "NHWC", DataType::kDouble, 2}}) {
+                          Case{4, 32, 32, 3, 1, "SAME", "NHWC", DataType::kDouble, 2},
+                          Case{3, 24, 24, 3, 1, "SAME", "NHWC", DataType::kFloat, 2, 3},
+                          Case{5, 40, 20, 3, 2, "SAME", "NHWC", DataType::kFloat, 4, 5},
+                          Case{19, 152, 152, 3, 1, "SAME", "NHWC", DataType::kFloat, 2}}) {
         const bool nchw = k.format == "NCHW";
         auto activation = [&](int64_t rows, int64_t cols, int64_t channels) {
             return nchw ? std::vector<int64_t>{n, channels, rows, cols} : std::vector<int64_t>{n, rows, cols, channels};
@@ -847,11 +853,16 @@ TEST_CASE("a grouped dense gradient only the generic variant has runs as ungroup
             INFO(described.ToString());
             REQUIRE(described.ok());
             REQUIRE((nchw ? detour_to_nhwc(info, {}) : detour_to_group_blocks(info, {})));
-            if (!nchw) CHECK(group_blocks(info).per_block == k.per_block);
+            const int64_t per_block =
+                call.op == "Conv2DBackpropInput" && k.input_per_block ? k.input_per_block : k.per_block;
+            if (!nchw) CHECK(group_blocks(info).per_block == per_block);
             DispatchInfo explained;
             REQUIRE(ExplainDispatch(call, {}, &explained).ok());
-            CHECK(explained.why.find("ungrouped calls of " + std::to_string(k.per_block) + " group") !=
+            CHECK(explained.why.find("ungrouped calls of " + std::to_string(per_block) + " group") !=
                   std::string::npos);
+            const int64_t left = k.groups % per_block;
+            CHECK((explained.why.find("(the last of " + std::to_string(left) + ")") != std::string::npos) ==
+                  (left != 0));
             std::vector<Tensor> blocked, generic;
             REQUIRE(RunOp(call, &blocked).ok());
             RunOptions forced;

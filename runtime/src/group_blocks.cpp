@@ -25,29 +25,42 @@ GroupBlocks group_blocks(const CallInfo &info) {
     b.in_channels = info.shape.at("C") / b.groups;
     b.out_channels = info.shape.at("O") / b.groups;
     if (b.in_channels < 1 || b.out_channels < 1) return b;
-    b.per_block = b.groups;
-    for (int64_t per_block = 1; per_block <= b.groups; per_block++) {
-        if (b.groups % per_block == 0 && per_block * b.in_channels >= kBlockLanes &&
-            per_block * b.out_channels >= kBlockLanes) {
-            b.per_block = per_block;
-            break;
+    // The fewest groups that fill a vector on both sides (all of them where
+    // even that is too few channels).
+    auto groups_for = [](int64_t channels) { return (kBlockLanes + channels - 1) / channels; };
+    b.per_block = std::min(b.groups, std::max(groups_for(b.in_channels), groups_for(b.out_channels)));
+    // The input gradient's blocks divide the groups where a block of up to
+    // kMaxGroupsPerBlock groups can: a last block of fewer than 16 input
+    // channels runs the input gradient's kernels on one vector per position.
+    // RegNetX-200MF's 24 channels in 3 groups of 8 (32x32, N=8) took 1.64 ms
+    // as blocks of 2 and 1 groups against 0.55 ms as one block of 3, its 56
+    // channels in 7 groups 0.59 ms against 0.47 ms (Sapphire Rapids). The
+    // filter gradient's kernels run 8 channels well: there the same layers
+    // took 0.30 and 0.22 ms as blocks of 2 and 1 against 0.67 and 1.59 ms
+    // as one block.
+    if (info.op == "Conv2DBackpropInput") {
+        for (int64_t per_block = b.per_block; per_block <= std::min(b.groups, kMaxGroupsPerBlock); per_block++) {
+            if (b.groups % per_block == 0) {
+                b.per_block = per_block;
+                break;
+            }
         }
     }
     b.usable = b.per_block <= kMaxGroupsPerBlock;
     return b;
 }
 
-CallInfo block_twin(const CallInfo &info, const GroupBlocks &b) {
+CallInfo block_twin(const CallInfo &info, const GroupBlocks &b, int64_t block) {
     CallInfo twin = info;
     twin.structure["groups"] = 1;
-    twin.shape["C"] = b.block_in();
-    twin.shape["O"] = b.block_out();
+    twin.shape["C"] = b.block_in(block);
+    twin.shape["O"] = b.block_out(block);
     std::vector<int64_t> &output = twin.output_shapes.at(0);
     if (info.op == "Conv2DBackpropInput") {
-        output[3] = b.block_in();  // [N, H, W, B Cg]
+        output[3] = b.block_in(block);  // [N, H, W, b Cg]
     } else {
-        output[2] = b.block_in();  // [FH, FW, B Cg, B Og]
-        output[3] = b.block_out();
+        output[2] = b.block_in(block);  // [FH, FW, b Cg, b Og]
+        output[3] = b.block_out(block);
     }
     return twin;
 }
@@ -61,7 +74,7 @@ bool detour_to_group_blocks(const CallInfo &info, const RunOptions &options) {
 
 namespace {
 
-// Walks block `block`'s filter [FH, FW, B Cg, B Og] row by row (a tap and
+// Walks block `block`'s filter [FH, FW, b Cg, b Og] row by row (a tap and
 // an input channel of the block): visit(row, diagonal, in_call) gets the
 // byte offsets of the row, of its group's run of Og output channels within
 // the row, and of that run in the call's filter [FH, FW, Cg, O].
@@ -69,10 +82,10 @@ template <typename Visit>
 void for_each_diagonal_run(const GroupBlocks &b, int64_t block, const std::vector<int64_t> &filter_shape,
                            size_t element, Visit visit) {
     const int64_t taps = filter_shape[0] * filter_shape[1], out = filter_shape[3];
-    const size_t row_bytes = static_cast<size_t>(b.block_out()) * element;
+    const size_t row_bytes = static_cast<size_t>(b.block_out(block)) * element;
     size_t row = 0;
     for (int64_t tap = 0; tap < taps; tap++) {
-        for (int64_t ci = 0; ci < b.block_in(); ci++, row += row_bytes) {
+        for (int64_t ci = 0; ci < b.block_in(block); ci++, row += row_bytes) {
             const int64_t g = ci / b.in_channels;
             const int64_t in_call =
                 (tap * b.in_channels + ci % b.in_channels) * out + (block * b.per_block + g) * b.out_channels;
@@ -88,7 +101,7 @@ void block_filter(const GroupBlocks &b, int64_t block, const ConstTensorRef &fil
     const char *from = static_cast<const char *>(filter.data);
     char *blocked = static_cast<char *>(to);
     for_each_diagonal_run(b, block, filter.shape, element, [&](size_t row, size_t diagonal, size_t in_call) {
-        std::memset(blocked + row, 0, static_cast<size_t>(b.block_out()) * element);
+        std::memset(blocked + row, 0, static_cast<size_t>(b.block_out(block)) * element);
         std::memcpy(blocked + row + diagonal, from + in_call, run);
     });
 }

@@ -197,8 +197,10 @@ Status ExplainDispatch(const OpCall &call, const RunOptions &options, DispatchIn
     if (internal::detour_to_group_blocks(call_info, options)) {
         const internal::GroupBlocks blocks = internal::group_blocks(call_info);
         call_info = internal::block_twin(call_info, blocks);
+        const int64_t last = blocks.groups_of(blocks.blocks() - 1);
         detours += "a grouped call as " + std::to_string(blocks.blocks()) + " ungrouped calls of " +
                    std::to_string(blocks.per_block) + (blocks.per_block == 1 ? " group" : " groups") +
+                   (last < blocks.per_block ? " (the last of " + std::to_string(last) + ")" : "") +
                    " (only the generic variant has its groups): ";
     }
     if (internal::detour_to_phases(call_info, options)) {

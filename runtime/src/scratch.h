@@ -28,6 +28,14 @@ enum class ScratchBuffer {
 // so that a training loop's calls neither allocate nor fault pages in.
 void *scratch_buffer(ScratchBuffer which, size_t bytes);
 
+// The calling thread alone: the loops of a kernel run under it are serial
+// (a kernel run by one task of parallel_tasks, beside the others).
+class SerialRunner : public ParallelRunner {
+public:
+    int Threads() const override { return 1; }
+    void Schedule(std::function<void()> work) override { work(); }
+};
+
 // task(0) ... task(count - 1), on the threads the call's kernels run on
 // (RunOptions::parallel, else gradtune's pool), through the same parallel
 // loop as the kernels'.
