@@ -216,18 +216,44 @@ for _name, _gradient in _GRADIENTS.items():
 _xla_said = False
 
 
-def _in_xla():
-    """Whether the graph being built is compiled by XLA (tf.function with
-    jit_compile=True; Keras 3's jit_compile="auto" default in fit): XLA
-    cannot run custom ops, so TF's gradients stay. Said once on stderr."""
+def _compiled_by_xla(graph):
+    """Whether `graph`, or a function graph it is nested in, is the body of a
+    tf.function(jit_compile=True): the graph that calls it holds it as a
+    function marked _XlaMustCompile."""
+    while graph is not None:
+        outer = getattr(graph, "outer_graph", None)
+        caller = outer
+        while caller is not None:
+            for function in getattr(caller, "_functions", {}).values():
+                if getattr(function, "graph", None) is graph:
+                    attr = getattr(function, "attributes", {}).get("_XlaMustCompile")
+                    if attr is not None and attr.b:
+                        return True
+            caller = getattr(caller, "outer_graph", None)
+        graph = outer
+    return False
+
+
+def _in_xla(op):
+    """Whether the gradient of `op` is compiled by XLA, which cannot run
+    custom ops, so TF's gradients stay: the graph being built is (tf.function
+    with jit_compile=True; Keras 3's jit_compile="auto" in fit), or `op` lies
+    in the body of such a function, whose backward function XLA compiles too
+    (Keras 3 runs each grouped convolution on the CPU as one:
+    keras/src/backend/tensorflow/nn.py, _conv_xla). Said once on stderr."""
     global _xla_said
-    if not _control_flow_util.GraphOrParentsInXlaContext(_tf_ops.get_default_graph()):
+    try:
+        graph = op.graph
+    except AttributeError:  # the tape's stand-in for an op it recorded: its outputs' graph
+        graph = getattr(op.outputs[0], "graph", None) if getattr(op, "outputs", None) else None
+    if not (_control_flow_util.GraphOrParentsInXlaContext(_tf_ops.get_default_graph()) or _compiled_by_xla(graph)):
         return False
     if not _xla_said:
         _xla_said = True
-        print("gradtune_tf: this step is compiled by XLA (jit_compile), which cannot run custom ops: its "
-              "gradients are XLA's, not gradtune's. Compile it with jit_compile=False (Keras: "
-              "model.compile(..., jit_compile=False)) for gradtune's kernels.", file=sys.stderr, flush=True)
+        print("gradtune_tf: part of this step is compiled by XLA (jit_compile; Keras 3 compiles its grouped "
+              "convolutions so on the CPU), which cannot run custom ops: those gradients are XLA's, not "
+              "gradtune's. Elsewhere, compile with jit_compile=False (Keras: model.compile(..., "
+              "jit_compile=False)) for gradtune's kernels.", file=sys.stderr, flush=True)
     return True
 
 
@@ -237,7 +263,7 @@ def _on_cpu_or(original, gradient):
 
     def grad(op, *grads):
         # (TF's tape keeps no inputs of an op whose gradient needs none, such as BiasAdd.)
-        if not _on_cpu(*(op.inputs or ()), *grads) or _in_xla():
+        if not _on_cpu(*(op.inputs or ()), *grads) or _in_xla(op):
             return original(op, *grads)
         return gradient(op, *grads)
 

@@ -2,7 +2,8 @@
 model.fit under Keras' defaults (jit_compile="auto" compiles no XLA on a
 machine without a GPU: gradtune's kernels compute the gradients) and with
 jit_compile=True (XLA cannot run custom ops: TF's gradients stay, and
-gradtune says so once), the mixed_bfloat16 policy (bfloat16 gradients from
+gradtune says so once), a grouped Conv2D (which Keras compiles with XLA on
+the CPU by itself), the mixed_bfloat16 policy (bfloat16 gradients from
 gradtune, as accurate against float32's as TF's), and a SavedModel of a
 model trained inside use_for_gradients() that loads and runs where gradtune
 is not installed.
@@ -112,6 +113,36 @@ class Keras(unittest.TestCase):
         self.assertEqual(err.count("is compiled by XLA"), 1, err[-2000:])
         self.assertIn("is compiled by XLA", fits[1])
         self.assertEqual(gradtune_calls(fits[1]) + gradtune_calls(fits[2]), 0)
+
+    def test_grouped_convolution_keras_compiles_with_xla(self):
+        # Keras 3 runs a grouped Conv2D on the CPU inside a
+        # tf.function(jit_compile=True) of its own: that convolution's
+        # gradients stay XLA's (gradtune says so once) and the step runs;
+        # the other convolutions' gradients are gradtune's.
+        out, err = run("""
+            def grads(use):
+                keras.utils.set_random_seed(5)
+                inputs = keras.Input((16, 16, 8))
+                x = keras.layers.Conv2D(16, 3, padding="same", groups=2)(inputs)
+                x = keras.layers.Conv2D(8, 3, padding="same")(x)
+                x = keras.layers.GlobalAveragePooling2D()(x)
+                model = keras.Model(inputs, keras.layers.Dense(4)(x))
+                loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+                @tf.function(jit_compile=False)
+                def step():
+                    with tf.GradientTape() as tape:
+                        loss = loss_fn(labels, model(images, training=True))
+                    return tape.gradient(loss, model.trainable_variables)
+                if use:
+                    with gradtune_tf.use_for_gradients():
+                        step.get_concrete_function()
+                return [g.numpy().astype("float64") for g in step()]
+            want, got = grads(False), grads(True)
+            print("worst %.3e" % max(np.linalg.norm(g - w) / np.linalg.norm(w) for g, w in zip(got, want)))
+        """)
+        self.assertLess(float(out.split("worst")[1]), 1e-4, out)
+        self.assertEqual(err.count("is compiled by XLA"), 1, err[-2000:])
+        self.assertGreater(gradtune_calls(err, "Conv2DBackpropInput"), 0)
 
     def test_mixed_bfloat16(self):
         # Against the gradients of the same model in float32: gradtune's
