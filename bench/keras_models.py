@@ -29,7 +29,7 @@ the two sides' rows line up.
 The models are the layer mixes people train, at sizes two cores can step
 through in seconds: the keras.applications families with weights=None
 (MobileNetV2, MobileNetV3Small, EfficientNetB0, ResNet50, DenseNet121,
-Xception), a CIFAR-style ResNet, a DCGAN generator and discriminator
+Xception), a RegNetX-200MF (grouped convolutions), a CIFAR-style ResNet, a DCGAN generator and discriminator
 (Conv2DTranspose: Conv2DBackpropInput forward) and a MobileNetV2-style net
 with fractional average pooling.
 """
@@ -114,6 +114,33 @@ def cifar_resnet(shape, classes):
     return keras.Model(inputs, keras.layers.Dense(classes)(x))
 
 
+def regnetx_200mf(shape, classes):
+    """Radosavovic et al.'s RegNetX-200MF ("Designing Network Design Spaces",
+    2020; Keras 3 has no RegNet): stages of 24, 56, 152 and 368 channels
+    (1, 1, 4 and 7 blocks), each block a 1x1, a grouped 3x3 (groups of 8
+    channels, stride 2 in a stage's first block) and a 1x1 convolution with
+    batch normalisation, and a 1x1 stride-2 shortcut where the shape
+    changes."""
+    def conv_bn(x, width, kernel, stride=1, groups=1, relu=True):
+        x = keras.layers.Conv2D(width, kernel, strides=stride, padding="same", groups=groups, use_bias=False)(x)
+        x = keras.layers.BatchNormalization()(x)
+        return keras.layers.ReLU()(x) if relu else x
+
+    inputs = keras.Input(shape)
+    x = conv_bn(inputs, 32, 3, stride=2)
+    for width, depth in ((24, 1), (56, 1), (152, 4), (368, 7)):
+        for block in range(depth):
+            stride = 2 if block == 0 else 1
+            y = conv_bn(x, width, 1)
+            y = conv_bn(y, width, 3, stride=stride, groups=width // 8)
+            y = conv_bn(y, width, 1, relu=False)
+            if stride != 1 or x.shape[-1] != width:
+                x = conv_bn(x, width, 1, stride=stride, relu=False)
+            x = keras.layers.ReLU()(keras.layers.Add()([x, y]))
+    x = keras.layers.GlobalAveragePooling2D()(x)
+    return keras.Model(inputs, keras.layers.Dense(classes)(x))
+
+
 def dcgan(shape, classes):
     """Radford et al.'s DCGAN generator (a 4x4x256 seed upsampled by 5x5
     stride-2 Conv2DTranspose layers to 32x32x3) feeding its discriminator
@@ -151,6 +178,7 @@ MODELS = {
     "resnet50": (_application("ResNet50"), (128, 128, 3), 8),
     "densenet121": (_application("DenseNet121"), (96, 96, 3), 8),
     "xception": (_application("Xception"), (96, 96, 3), 8),
+    "regnetx_200mf": (regnetx_200mf, (128, 128, 3), 8),
     "cifar_resnet20": (cifar_resnet, (32, 32, 3), 64),
     "dcgan": (dcgan, (100,), 32),
     "fractional_net": (fractional_net, (64, 64, 3), 8),
