@@ -3,7 +3,7 @@ model.fit under Keras' defaults (jit_compile="auto" compiles no XLA on a
 machine without a GPU: gradtune's kernels compute the gradients) and with
 jit_compile=True (XLA cannot run custom ops: TF's gradients stay, and
 gradtune says so once), a grouped Conv2D (which Keras compiles with XLA on
-the CPU by itself), the mixed_bfloat16 policy (bfloat16 gradients from
+the CPU by itself: gradtune's gradients outside XLA), the mixed_bfloat16 policy (bfloat16 gradients from
 gradtune, as accurate against float32's as TF's), and a SavedModel of a
 model trained inside use_for_gradients() that loads and runs where gradtune
 is not installed.
@@ -114,17 +114,19 @@ class Keras(unittest.TestCase):
         self.assertIn("is compiled by XLA", fits[1])
         self.assertEqual(gradtune_calls(fits[1]) + gradtune_calls(fits[2]), 0)
 
-    def test_grouped_convolution_keras_compiles_with_xla(self):
+    def test_grouped_convolution(self):
         # Keras 3 runs a grouped Conv2D on the CPU inside a
-        # tf.function(jit_compile=True) of its own: that convolution's
-        # gradients stay XLA's (gradtune says so once) and the step runs;
-        # the other convolutions' gradients are gradtune's.
+        # tf.function(jit_compile=True) of its own, whose gradients XLA
+        # would compile too: use_for_gradients() gives it gradtune's
+        # gradients outside XLA (the forward stays Keras'). And the body of
+        # any function XLA compiles keeps XLA's gradients, said once, the
+        # rest of the step being gradtune's.
         out, err = run("""
             def grads(use):
                 keras.utils.set_random_seed(5)
                 inputs = keras.Input((16, 16, 8))
                 x = keras.layers.Conv2D(16, 3, padding="same", groups=2)(inputs)
-                x = keras.layers.Conv2D(8, 3, padding="same")(x)
+                x = keras.layers.Conv2D(8, 3, strides=2, padding="same", groups=4)(x)
                 x = keras.layers.GlobalAveragePooling2D()(x)
                 model = keras.Model(inputs, keras.layers.Dense(4)(x))
                 loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
@@ -138,11 +140,38 @@ class Keras(unittest.TestCase):
                         step.get_concrete_function()
                 return [g.numpy().astype("float64") for g in step()]
             want, got = grads(False), grads(True)
-            print("worst %.3e" % max(np.linalg.norm(g - w) / np.linalg.norm(w) for g, w in zip(got, want)))
+            print("keras worst %.3e" % max(np.linalg.norm(g - w) / np.linalg.norm(w) for g, w in zip(got, want)))
+            sys.stderr.write("--- end of keras ---\\n")
+            sys.stderr.flush()
+
+            x = tf.constant(images)
+            w = tf.constant(rng.standard_normal((3, 3, 8, 8)), dtype=tf.float32)
+            def make_step():  # (a function of its own each time: TF caches a function's gradient)
+                @tf.function(jit_compile=True)
+                def xla_conv(x, w):
+                    return tf.nn.conv2d(x, w, 1, "SAME")
+                def step(x, w):
+                    with tf.GradientTape() as tape:
+                        tape.watch([x, w])
+                        loss = tf.reduce_sum(tf.sin(xla_conv(x, w))) + tf.reduce_sum(tf.nn.conv2d(x, w, 1, "SAME") ** 2)
+                    return tape.gradient(loss, [x, w])
+                return step
+            want = tf.function(make_step())(x, w)
+            with gradtune_tf.use_for_gradients():
+                traced = tf.function(make_step())
+                traced.get_concrete_function(x, w)
+            got = traced(x, w)
+            print("xla worst %.3e" % max(np.linalg.norm(g - v) / np.linalg.norm(v) for g, v in zip(got, want)))
         """)
-        self.assertLess(float(out.split("worst")[1]), 1e-4, out)
-        self.assertEqual(err.count("is compiled by XLA"), 1, err[-2000:])
-        self.assertGreater(gradtune_calls(err, "Conv2DBackpropInput"), 0)
+        keras_err, xla_err = err.split("--- end of keras ---")
+        self.assertLess(float(out.split("keras worst")[1].split()[0]), 1e-4, out)
+        self.assertLess(float(out.split("xla worst")[1].split()[0]), 1e-4, out)
+        self.assertNotIn("compiled by XLA", keras_err)
+        # Both convolutions are grouped (their verbose lines name the
+        # ungrouped calls of their group blocks).
+        self.assertGreaterEqual(gradtune_calls(keras_err, "Conv2DBackpropFilter"), 2, keras_err[-2000:])
+        self.assertGreaterEqual(gradtune_calls(keras_err, "Conv2DBackpropInput"), 1, keras_err[-2000:])
+        self.assertEqual(xla_err.count("is compiled by XLA"), 1, xla_err[-2000:])
 
     def test_mixed_bfloat16(self):
         # Against the gradients of the same model in float32: gradtune's
