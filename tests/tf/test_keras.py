@@ -38,6 +38,20 @@ def small_model():
 rng = np.random.default_rng(0)
 images = rng.standard_normal((16, 16, 16, 8)).astype("float32")
 labels = rng.integers(0, 4, 16)
+
+# The gradients of one training step of `model` on (images, labels), in a
+# tf.function traced inside use_for_gradients() where `use`.
+def step_gradients(model, use):
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    @tf.function(jit_compile=False)
+    def step():
+        with tf.GradientTape() as tape:
+            loss = loss_fn(labels, model(images, training=True))
+        return tape.gradient(loss, model.trainable_variables)
+    if use:
+        with gradtune_tf.use_for_gradients():
+            step.get_concrete_function()
+    return step()
 """
 
 
@@ -129,16 +143,7 @@ class Keras(unittest.TestCase):
                 x = keras.layers.Conv2D(8, 3, strides=2, padding="same", groups=4)(x)
                 x = keras.layers.GlobalAveragePooling2D()(x)
                 model = keras.Model(inputs, keras.layers.Dense(4)(x))
-                loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-                @tf.function(jit_compile=False)
-                def step():
-                    with tf.GradientTape() as tape:
-                        loss = loss_fn(labels, model(images, training=True))
-                    return tape.gradient(loss, model.trainable_variables)
-                if use:
-                    with gradtune_tf.use_for_gradients():
-                        step.get_concrete_function()
-                return [g.numpy().astype("float64") for g in step()]
+                return [g.numpy().astype("float64") for g in step_gradients(model, use)]
             want, got = grads(False), grads(True)
             print("keras worst %.3e" % max(np.linalg.norm(g - w) / np.linalg.norm(w) for g, w in zip(got, want)))
             sys.stderr.write("--- end of keras ---\\n")
@@ -182,16 +187,8 @@ class Keras(unittest.TestCase):
             def grads(use, policy):
                 keras.mixed_precision.set_global_policy(policy)
                 model = small_model()
-                loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-                @tf.function(jit_compile=False)
-                def step():
-                    with tf.GradientTape() as tape:
-                        loss = loss_fn(labels, model(images, training=True))
-                    return tape.gradient(loss, model.trainable_variables)
-                if use:
-                    with gradtune_tf.use_for_gradients():
-                        step.get_concrete_function()
-                return [(v.path, g.numpy().astype("float64")) for v, g in zip(model.trainable_variables, step())]
+                gradients = step_gradients(model, use)
+                return [(v.path, g.numpy().astype("float64")) for v, g in zip(model.trainable_variables, gradients)]
             exact = grads(False, "float32")
             want, got = grads(False, "mixed_bfloat16"), grads(True, "mixed_bfloat16")
             for (name, r), (_, w), (_, g) in zip(exact, want, got):
