@@ -29,6 +29,7 @@ import threading
 
 import tensorflow as tf
 from tensorflow.python.framework import ops as _tf_ops
+from tensorflow.python.eager import record as _record
 from tensorflow.python.ops import control_flow_util as _control_flow_util
 
 from . import autotune
@@ -286,7 +287,10 @@ def _keras_conv(keras_conv):
         rank = inputs.shape.rank if hasattr(inputs.shape, "rank") else len(inputs.shape)
         channels = inputs.shape[1 if nchw else -1] if rank == 4 else None
         grouped = rank == 4 and channels is not None and channels != kernel.shape[-2]
-        if not grouped or padding not in ("valid", "same") or _in_xla_graph():
+        # Only where a tape records: a graph traced for inference (a
+        # SavedModel's serving function) keeps Keras' own, with no gradtune
+        # op in its gradient, and loads where gradtune is not installed.
+        if not grouped or padding not in ("valid", "same") or _in_xla_graph() or not _record.could_possibly_record():
             return keras_conv(inputs, kernel, strides, padding, data_format, dilation_rate)
 
         def pair(v):

@@ -35,6 +35,14 @@ def small_model():
     x = keras.layers.GlobalAveragePooling2D()(x)
     return keras.Model(inputs, keras.layers.Dense(4)(x))
 
+def grouped_model():
+    keras.utils.set_random_seed(5)
+    inputs = keras.Input((16, 16, 8))
+    x = keras.layers.Conv2D(16, 3, padding="same", groups=2)(inputs)
+    x = keras.layers.Conv2D(8, 3, strides=2, padding="same", groups=4)(x)
+    x = keras.layers.GlobalAveragePooling2D()(x)
+    return keras.Model(inputs, keras.layers.Dense(4)(x))
+
 rng = np.random.default_rng(0)
 images = rng.standard_normal((16, 16, 16, 8)).astype("float32")
 labels = rng.integers(0, 4, 16)
@@ -137,13 +145,7 @@ class Keras(unittest.TestCase):
         # rest of the step being gradtune's.
         out, err = run("""
             def grads(use):
-                keras.utils.set_random_seed(5)
-                inputs = keras.Input((16, 16, 8))
-                x = keras.layers.Conv2D(16, 3, padding="same", groups=2)(inputs)
-                x = keras.layers.Conv2D(8, 3, strides=2, padding="same", groups=4)(x)
-                x = keras.layers.GlobalAveragePooling2D()(x)
-                model = keras.Model(inputs, keras.layers.Dense(4)(x))
-                return [g.numpy().astype("float64") for g in step_gradients(model, use)]
+                return [g.numpy().astype("float64") for g in step_gradients(grouped_model(), use)]
             want, got = grads(False), grads(True)
             print("keras worst %.3e" % max(np.linalg.norm(g - w) / np.linalg.norm(w) for g, w in zip(got, want)))
             sys.stderr.write("--- end of keras ---\\n")
@@ -205,24 +207,27 @@ class Keras(unittest.TestCase):
         self.assertGreater(gradtune_calls(err, "DepthwiseConv2dNativeBackpropInput,bfloat16"), 0)
 
     def test_saved_model_loads_without_gradtune(self):
-        with tempfile.TemporaryDirectory() as folder:
-            path = os.path.join(folder, "model")
-            out, _ = run("""
-                model = small_model()
-                model.compile("sgd", keras.losses.SparseCategoricalCrossentropy(from_logits=True), jit_compile=False)
-                with gradtune_tf.use_for_gradients():
-                    model.fit(images, labels, epochs=1, batch_size=8, verbose=0)
-                    model.export(%r)
-                np.save(%r, model.predict(images, verbose=0))
-            """ % (path, path + ".npy"))
-            out, _ = run("""
-                assert "gradtune_tf" not in sys.modules
-                loaded = tf.saved_model.load(%r)
-                got = loaded.serve(tf.constant(images)).numpy()
-                want = np.load(%r)
-                print("max difference %%.3e" %% float(np.max(np.abs(got - want))))
-            """ % (path, path + ".npy"), with_gradtune=False)
-            self.assertLessEqual(float(out.split("max difference")[1]), 1e-5)
+        # Also a model of grouped convolutions, whose Keras conv
+        # use_for_gradients() wraps.
+        for builder in ("small_model", "grouped_model"):
+            with tempfile.TemporaryDirectory() as folder:
+                path = os.path.join(folder, "model")
+                out, _ = run("""
+                    model = %s()
+                    model.compile("sgd", keras.losses.SparseCategoricalCrossentropy(from_logits=True), jit_compile=False)
+                    with gradtune_tf.use_for_gradients():
+                        model.fit(images, labels, epochs=1, batch_size=8, verbose=0)
+                        model.export(%r)
+                    np.save(%r, model.predict(images, verbose=0))
+                """ % (builder, path, path + ".npy"))
+                out, _ = run("""
+                    assert "gradtune_tf" not in sys.modules
+                    loaded = tf.saved_model.load(%r)
+                    got = loaded.serve(tf.constant(images)).numpy()
+                    want = np.load(%r)
+                    print("max difference %%.3e" %% float(np.max(np.abs(got - want))))
+                """ % (path, path + ".npy"), with_gradtune=False)
+                self.assertLessEqual(float(out.split("max difference")[1]), 1e-5, builder)
 
 
 if __name__ == "__main__":
