@@ -217,6 +217,12 @@ for _name, _gradient in _GRADIENTS.items():
 _xla_said = False
 
 
+def _in_xla_graph():
+    """Whether the graph being built is compiled by XLA (its own or an outer
+    graph's XLA context)."""
+    return _control_flow_util.GraphOrParentsInXlaContext(_tf_ops.get_default_graph())
+
+
 def _compiled_by_xla(graph):
     """Whether `graph`, or a function graph it is nested in, is the body of a
     tf.function(jit_compile=True): the graph that calls it holds it as a
@@ -240,20 +246,19 @@ def _in_xla(op):
     custom ops, so TF's gradients stay: the graph being built is (tf.function
     with jit_compile=True; Keras 3's jit_compile="auto" in fit), or `op` lies
     in the body of such a function, whose backward function XLA compiles too
-    (Keras 3 runs each grouped convolution on the CPU as one:
-    keras/src/backend/tensorflow/nn.py, _conv_xla). Said once on stderr."""
+    (as Keras 3 runs each grouped convolution on the CPU, outside
+    use_for_gradients(): _keras_conv). Said once on stderr."""
     global _xla_said
     try:
         graph = op.graph
     except AttributeError:  # the tape's stand-in for an op it recorded: its outputs' graph
         graph = getattr(op.outputs[0], "graph", None) if getattr(op, "outputs", None) else None
-    if not (_control_flow_util.GraphOrParentsInXlaContext(_tf_ops.get_default_graph()) or _compiled_by_xla(graph)):
+    if not (_in_xla_graph() or _compiled_by_xla(graph)):
         return False
     if not _xla_said:
         _xla_said = True
-        print("gradtune_tf: part of this step is compiled by XLA (jit_compile; Keras 3 compiles its grouped "
-              "convolutions so on the CPU), which cannot run custom ops: those gradients are XLA's, not "
-              "gradtune's. Elsewhere, compile with jit_compile=False (Keras: model.compile(..., "
+        print("gradtune_tf: part of this step is compiled by XLA (jit_compile=True), which cannot run custom "
+              "ops: those gradients are XLA's, not gradtune's. Compile without it (Keras: model.compile(..., "
               "jit_compile=False)) for gradtune's kernels.", file=sys.stderr, flush=True)
     return True
 
@@ -314,12 +319,7 @@ def _keras_conv(keras_conv):
 
         return grouped_conv(inputs, kernel)
 
-    conv.__wrapped__ = keras_conv
     return conv
-
-
-def _in_xla_graph():
-    return _control_flow_util.GraphOrParentsInXlaContext(_tf_ops.get_default_graph())
 
 
 def _keras_backend():
