@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -872,6 +873,32 @@ TEST_CASE("a grouped dense gradient only the generic variant has runs as ungroup
             REQUIRE(blocked[0].shape() == generic[0].shape());
             CHECK(relative_difference(blocked[0], generic[0]) <= (k.dtype == DataType::kBFloat16 ? 1e-2 : 1e-5));
         }
+    }
+    SECTION("a non-finite out_backprop value stays in its group, as in TensorFlow") {
+        // 4 groups of 4 channels run as one block of 4 groups; an Inf in a
+        // channel of group 1 would make NaN of the other groups' input
+        // gradient through the block's zeros (0 x Inf): such a call stays on
+        // the generic variant.
+        const Tensor sizes = Tensor::FromVector(DataType::kInt32, {4}, std::vector<int32_t>{1, 8, 8, 16});
+        const Tensor f = wave({3, 3, 4, 16}, 0.7f);
+        Tensor dy = wave({1, 8, 8, 16}, 1.9f);
+        dy.store((3 * 8 + 3) * 16 + 5, std::numeric_limits<double>::infinity());
+        const OpCall call{"Conv2DBackpropInput",
+                          {{"input_sizes", sizes}, {"filter", f}, {"out_backprop", dy}},
+                          {{"strides", std::vector<int64_t>{1, 1, 1, 1}}, {"padding", std::string("SAME")}}};
+        CallInfo info;
+        REQUIRE(DescribeCall(call, &info).ok());
+        REQUIRE(detour_to_group_blocks(info, {}));
+        REQUIRE(group_blocks(info).per_block == 4);
+        std::vector<Tensor> got;
+        REQUIRE(RunOp(call, &got).ok());
+        int64_t non_finite_outside = 0, non_finite_inside = 0;
+        for (int64_t i = 0; i < got[0].num_elements(); i++) {
+            if (std::isfinite(got[0].load(i))) continue;
+            (i % 16 / 4 == 1 ? non_finite_inside : non_finite_outside)++;
+        }
+        CHECK(non_finite_outside == 0);
+        CHECK(non_finite_inside > 0);
     }
     SECTION("groups of one channel stay on the generic variant") {
         CallInfo info;

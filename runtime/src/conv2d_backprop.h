@@ -206,7 +206,8 @@ Status ExecuteConv2DBackprop(const Conv2DBackpropPrepared &p, bool output_is_inp
                                const TensorRef &out) {
                                return ExecuteConv2DBackprop<KernelSignature>(q, output_is_input, t, dy, out, options);
                            });
-    if (detour_to_group_blocks(p.info, options))
+    if (detour_to_group_blocks(p.info, options) &&
+        (!output_is_input || input_gradient_blocks_exact(group_blocks(p.info), out_backprop)))
         return RunOnGroupBlocks(p, output_is_input, tensor, out_backprop, output, options,
                                 [&](const Conv2DBackpropPrepared &q, const ConstTensorRef &t, const ConstTensorRef &dy,
                                     const TensorRef &out, const RunOptions &block_options) {

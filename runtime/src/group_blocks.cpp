@@ -96,6 +96,32 @@ void for_each_diagonal_run(const GroupBlocks &b, int64_t block, const std::vecto
 
 }  // namespace
 
+namespace {
+
+// Whether any of `count` values of `bits` bits each has an all-ones exponent
+// (`exponent`: its mask): an Inf or a NaN.
+template <typename Bits>
+bool any_non_finite(const void *data, int64_t count, Bits exponent) {
+    const Bits *values = static_cast<const Bits *>(data);
+    Bits found = 0;  // no early exit: the loop vectorises
+    for (int64_t i = 0; i < count; i++) found |= static_cast<Bits>((values[i] & exponent) == exponent);
+    return found != 0;
+}
+
+}  // namespace
+
+bool input_gradient_blocks_exact(const GroupBlocks &b, const ConstTensorRef &out_backprop) {
+    if (b.per_block == 1) return true;
+    const int64_t count = out_backprop.num_elements();
+    switch (out_backprop.dtype) {
+    case DataType::kHalf: return !any_non_finite<uint16_t>(out_backprop.data, count, 0x7C00);
+    case DataType::kBFloat16: return !any_non_finite<uint16_t>(out_backprop.data, count, 0x7F80);
+    case DataType::kFloat: return !any_non_finite<uint32_t>(out_backprop.data, count, 0x7F800000u);
+    case DataType::kDouble: return !any_non_finite<uint64_t>(out_backprop.data, count, 0x7FF0000000000000ull);
+    default: return true;
+    }
+}
+
 void block_filter(const GroupBlocks &b, int64_t block, const ConstTensorRef &filter, void *to) {
     const size_t element = DataTypeSize(filter.dtype), run = static_cast<size_t>(b.out_channels) * element;
     const char *from = static_cast<const char *>(filter.data);

@@ -58,6 +58,16 @@ CallInfo block_twin(const CallInfo &info, const GroupBlocks &blocks, int64_t blo
 // kernel or a CUDA call.
 bool detour_to_group_blocks(const CallInfo &info, const RunOptions &options);
 
+// Whether the input gradient can run as blocks of this call's out_backprop:
+// blocks of one group, or an out_backprop with no Inf or NaN. In a block of
+// several groups every input channel takes products with every group's
+// out_backprop channels, the other groups' through the zeros between them,
+// and 0 x Inf is NaN: one group's non-finite value made NaN of the whole
+// block's input gradient, where TensorFlow's stays finite outside its group.
+// Such a call stays on the generic variant, which reads each group's own
+// channels.
+bool input_gradient_blocks_exact(const GroupBlocks &blocks, const ConstTensorRef &out_backprop);
+
 // Block `block`'s block-diagonal filter [FH, FW, b Cg, b Og] (b its groups) into `to`, from
 // the call's filter [FH, FW, Cg, O]; and back, the diagonal blocks of a
 // block's filter gradient `from` into the call's filter gradient.
