@@ -322,11 +322,14 @@ def _keras_conv(keras_conv):
     return conv
 
 
+_KERAS_NN = "keras.src.backend.tensorflow.nn"  # Keras 3's TensorFlow convolutions (conv)
+
+
 def _keras_backend():
     """Keras 3's TensorFlow backend module of convolutions, where the process
     has loaded it and TensorFlow sees no GPU (gradtune's ops are CPU ops);
     None otherwise."""
-    module = sys.modules.get("keras.src.backend.tensorflow.nn")
+    module = sys.modules.get(_KERAS_NN)
     if module is None or not callable(getattr(module, "conv", None)) or "keras.src.backend" not in sys.modules:
         return None
     return None if tf.config.list_physical_devices("GPU") else module
@@ -376,4 +379,4 @@ def use_for_gradients():
                     registry[op_type].clear()
                     registry[op_type].update(_saved.pop(op_type))
                 if "keras conv" in _saved:
-                    sys.modules["keras.src.backend.tensorflow.nn"].conv = _saved.pop("keras conv")
+                    sys.modules[_KERAS_NN].conv = _saved.pop("keras conv")

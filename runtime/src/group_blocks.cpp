@@ -94,10 +94,6 @@ void for_each_diagonal_run(const GroupBlocks &b, int64_t block, const std::vecto
     }
 }
 
-}  // namespace
-
-namespace {
-
 // Whether any of `count` values of `bits` bits each has an all-ones exponent
 // (`exponent`: its mask): an Inf or a NaN.
 template <typename Bits>
