@@ -29,6 +29,7 @@
 #include "halide_call.h"
 #include "journal.h"
 #include "nhwc_detour.h"
+#include "strided_pointwise.h"
 #include "reference/conv2d_backprop_filter.h"
 #include "test_util.h"
 
@@ -788,6 +789,120 @@ TEST_CASE("a dilated dense gradient only the generic variant has runs as its und
         CHECK_FALSE(detour_to_phases(info, {}));
     }
 }
+TEST_CASE("a strided 1x1 input gradient runs as its stride-1 pointwise call, scattered, where that measured faster",
+          "[dispatch]") {
+    // Both ways give the generic variant's result, with exact zeros at the
+    // positions no out_backprop position reaches; odd sizes, unequal
+    // strides and pads after the last row or column; ExplainDispatch names
+    // the way; a pad before the first row, a forced variant, NCHW... do not
+    // detour; the first call of a signature measures both ways and keeps one.
+    struct Case {
+        int64_t h, w, sh, sw;
+        std::string padding;
+        std::vector<int64_t> pads;  // EXPLICIT: top, bottom, left, right
+    };
+    const int64_t n = 2, c = 24, o = 40;
+    auto call_of = [&](const Case &k, const Tensor &f, const Tensor &dy, const Tensor &sizes) {
+        std::map<std::string, AttrValue> attrs = {{"strides", std::vector<int64_t>{1, k.sh, k.sw, 1}},
+                                                  {"padding", k.padding}};
+        if (!k.pads.empty())
+            attrs["explicit_paddings"] = std::vector<int64_t>{0, 0, k.pads[0], k.pads[1], k.pads[2], k.pads[3], 0, 0};
+        return OpCall{"Conv2DBackpropInput", {{"input_sizes", sizes}, {"filter", f}, {"out_backprop", dy}}, attrs};
+    };
+    auto out_size = [](int64_t size, int64_t stride, int64_t before, int64_t after) {
+        return (size + before + after - 1) / stride + 1;
+    };
+    for (const Case &k : {Case{8, 8, 2, 2, "VALID", {}}, Case{9, 7, 2, 2, "SAME", {}}, Case{10, 9, 3, 2, "VALID", {}},
+                          Case{7, 8, 2, 3, "EXPLICIT", {0, 1, 0, 1}}}) {
+        const int64_t pb = k.pads.empty() ? 0 : k.pads[1], pr = k.pads.empty() ? 0 : k.pads[3];
+        const int64_t oh = out_size(k.h, k.sh, 0, pb), ow = out_size(k.w, k.sw, 0, pr);
+        INFO(k.h << "x" << k.w << " stride " << k.sh << "x" << k.sw << " " << k.padding);
+        const Tensor sizes = Tensor::FromVector(DataType::kInt32, {4}, std::vector<int64_t>{n, k.h, k.w, c});
+        const Tensor f = wave({1, 1, c, o}, 0.7f), dy = wave({n, oh, ow, o}, 1.9f);
+        const OpCall call = call_of(k, f, dy, sizes);
+        CallInfo info;
+        REQUIRE(DescribeCall(call, &info).ok());
+        int64_t rows = 0, cols = 0;
+        REQUIRE(strided_pointwise_fits(info, {}, &rows, &cols));
+        CHECK(rows == oh);
+        CHECK(cols == ow);
+        RunOptions forced;
+        forced.variant = "Conv2DBackpropInput_cpu_float32_NHWC_generic";
+        CHECK_FALSE(strided_pointwise_fits(info, forced, &rows, &cols));
+        std::vector<Tensor> generic, detoured, direct;
+        REQUIRE(RunOp(call, &generic, forced).ok());
+        setenv("GRADTUNE_STRIDED_POINTWISE", "detour", 1);
+        DispatchInfo explained;
+        REQUIRE(ExplainDispatch(call, {}, &explained).ok());
+        CHECK(explained.why.find("strided 1x1 input gradient as the stride-1 call") != std::string::npos);
+        REQUIRE(RunOp(call, &detoured).ok());
+        setenv("GRADTUNE_STRIDED_POINTWISE", "direct", 1);
+        REQUIRE(RunOp(call, &direct).ok());
+        unsetenv("GRADTUNE_STRIDED_POINTWISE");
+        CHECK(relative_difference(detoured[0], generic[0]) <= 1e-5);
+        CHECK(relative_difference(direct[0], generic[0]) <= 1e-5);
+        const float *dx = detoured[0].as<float>();
+        int64_t off_grid = 0;
+        for (int64_t i = 0; i < detoured[0].num_elements(); i++) {
+            const int64_t x = (i / c) % k.w, y = (i / (c * k.w)) % k.h;
+            if (y % k.sh != 0 || x % k.sw != 0) off_grid += dx[i] != 0.0f;
+        }
+        CHECK(off_grid == 0);
+    }
+    SECTION("a pad before the first row or one that holds an out_backprop position, a grouped or dilated call, NCHW "
+            "or a 3x3 filter do not detour") {
+        const Tensor f = wave({1, 1, 8, 8}, 0.7f), dy = wave({1, 5, 4, 8}, 1.9f);
+        const Tensor sizes = Tensor::FromVector(DataType::kInt32, {4}, std::vector<int64_t>{1, 8, 8, 8});
+        CallInfo info;
+        REQUIRE(DescribeCall(call_of(Case{8, 8, 2, 2, "EXPLICIT", {1, 0, 0, 0}}, f, dy, sizes), &info).ok());
+        int64_t rows = 0, cols = 0;
+        CHECK_FALSE(strided_pointwise_fits(info, {}, &rows, &cols));
+        // An out_backprop column in the padding after the last one.
+        CallInfo after = info;
+        after.structure["stride_width"] = 3;
+        after.explicit_paddings = {0, 0, 0, 2};
+        CHECK_FALSE(strided_pointwise_fits(after, {}, &rows, &cols));
+        CallInfo other = info;
+        other.padding = "VALID";
+        other.explicit_paddings.clear();
+        REQUIRE(strided_pointwise_fits(other, {}, &rows, &cols));
+        for (const auto &[key, value] : std::map<std::string, int>{
+                 {"groups", 2}, {"dilation_height", 2}, {"filter_height", 3}, {"stride_height", 1}}) {
+            CallInfo changed = other;
+            changed.structure[key] = value;
+            if (key == "stride_height") changed.structure["stride_width"] = 1;
+            CHECK_FALSE(strided_pointwise_fits(changed, {}, &rows, &cols));
+        }
+        CallInfo nchw = other;
+        nchw.data_format = "NCHW";
+        CHECK_FALSE(strided_pointwise_fits(nchw, {}, &rows, &cols));
+    }
+    SECTION("the first call of a signature measures both ways, and its choice stands") {
+        const Case k{12, 12, 2, 2, "VALID", {}};
+        const Tensor sizes = Tensor::FromVector(DataType::kInt32, {4}, std::vector<int64_t>{n, k.h, k.w, c});
+        const Tensor f = wave({1, 1, c, o}, 0.3f), dy = wave({n, 6, 6, o}, 1.1f);
+        const OpCall call = call_of(k, f, dy, sizes);
+        DispatchInfo before, after, again;
+        REQUIRE(ExplainDispatch(call, {}, &before).ok());
+        CHECK(before.why.find("until the signature's first call has measured") != std::string::npos);
+        std::vector<Tensor> out;
+        REQUIRE(RunOp(call, &out).ok());
+        REQUIRE(ExplainDispatch(call, {}, &after).ok());
+        INFO(after.why);
+        CHECK(after.why.find("probed on the signature's first call (as the pointwise call ") != std::string::npos);
+        REQUIRE(RunOp(call, &out).ok());
+        REQUIRE(ExplainDispatch(call, {}, &again).ok());
+        CHECK(again.why == after.why);
+        // The static choice (no probes) is the strided kernels, as before.
+        RunOptions static_choice;
+        static_choice.probe_dispatch = false;
+        DispatchInfo fixed;
+        REQUIRE(ExplainDispatch(call, static_choice, &fixed).ok());
+        CHECK(fixed.why.find("strided 1x1") == std::string::npos);
+        CHECK(fixed.why.find("strided kernels") == std::string::npos);
+    }
+}
+
 TEST_CASE("a grouped dense gradient only the generic variant has runs as ungrouped calls of its group blocks",
           "[dispatch]") {
     // Groups of 16 or more channels run one by one, smaller ones in blocks

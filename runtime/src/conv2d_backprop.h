@@ -6,8 +6,11 @@
 // checks, in TF's order (docs/tf-ops.md sections 6 and 7).
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <type_traits>
 #include <vector>
@@ -15,6 +18,7 @@
 #include "channel_split.h"
 #include "conv_backprop_shape.h"
 #include "dilation_phases.h"
+#include "dispatch.h"
 #include "gradtune/op_call.h"
 #include "gradtune/status.h"
 #include "gradtune/tensor.h"
@@ -22,6 +26,7 @@
 #include "halide_call.h"
 #include "nhwc_detour.h"
 #include "scratch.h"
+#include "strided_pointwise.h"
 #include "tf_checks.h"
 
 namespace gradtune::internal {
@@ -181,6 +186,72 @@ Status RunOnGroupBlocks(const Conv2DBackpropPrepared &p, bool output_is_input, c
     return Status::OK();
 }
 
+template <typename KernelSignature>
+Status RunConv2DBackpropKernel(const Conv2DBackpropPrepared &p, bool output_is_input, const ConstTensorRef &tensor,
+                               const ConstTensorRef &out_backprop, const TensorRef &output,
+                               const RunOptions &options);
+
+// The stride-1 call of a strided 1x1 input gradient's out_backprop grid
+// (strided_pointwise.h), as its own call: its own pointwise view and
+// dispatch.
+inline Conv2DBackpropPrepared strided_pointwise_prepared(const Conv2DBackpropPrepared &p, int64_t out_rows,
+                                                         int64_t out_cols) {
+    Conv2DBackpropPrepared q = p;
+    q.info = strided_pointwise_twin(p.info, out_rows, out_cols);
+    q.stride_rows = q.stride_cols = 1;
+    q.pad_top = q.pad_left = 0;
+    PointwiseView(&q);
+    return q;
+}
+
+// A strided 1x1 input gradient as its pointwise call, scattered
+// (strided_pointwise.h), or on the strided kernels (`direct(options)`),
+// whichever measured faster on the signature's first call:
+// `pointwise(q, out, options)` runs the stride-1 call `q` into `out`, in
+// scratch memory.
+template <typename Pointwise, typename Direct>
+Status RunStridedOrPointwise(const Conv2DBackpropPrepared &p, const ConstTensorRef &out_backprop,
+                             const TensorRef &output, const RunOptions &options, Pointwise pointwise,
+                             Direct direct) {
+    const int64_t rows = out_backprop.shape[1], cols = out_backprop.shape[2];
+    const Conv2DBackpropPrepared q = strided_pointwise_prepared(p, rows, cols);
+    const std::vector<int64_t> shape = {out_backprop.shape[0], rows, cols, output.shape[3]};
+    auto scratch = [&] {
+        const size_t bytes = static_cast<size_t>(NumElements(shape)) * DataTypeSize(output.dtype);
+        return TensorRef{output.dtype, shape, scratch_buffer(ScratchBuffer::phase_output, bytes)};
+    };
+    auto detour = [&](const RunOptions &o) {
+        const TensorRef products = scratch();
+        if (!products.data)
+            return ResourceExhausted("gradtune: no memory for a strided 1x1 input gradient's pointwise call");
+        GRADTUNE_RETURN_IF_ERROR(pointwise(q, products, o));
+        scatter_strided(products.data, rows, cols, p.stride_rows, p.stride_cols, output, o.parallel);
+        return Status::OK();
+    };
+    StridedPointwiseChoice choice = strided_pointwise_choice(p.info, options);
+    if (!choice.known && !probe_running_here()) {
+        // The pointwise call's own probe first (a nearest record for it
+        // serves only once measured faster than its default), then both
+        // ways, three times each, alternately: the better run of each decides.
+        const TensorRef products = scratch();
+        if (products.data)
+            probe_dispatch(q.info, options, [&](const RunOptions &o) { return pointwise(q, products, o); });
+        const ProbeRun running;
+        double best[2] = {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
+        for (int round = 0; round < 3; round++) {
+            for (int way = 0; way < 2; way++) {
+                const auto start = std::chrono::steady_clock::now();
+                GRADTUNE_RETURN_IF_ERROR(way == 0 ? detour(options) : direct(options));
+                const std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - start;
+                best[way] = std::min(best[way], ms.count());
+            }
+        }
+        remember_strided_pointwise_choice(p.info, best[0] < best[1], best[0], best[1]);
+        choice = strided_pointwise_choice(p.info, options);
+    }
+    return choice.detour ? detour(options) : direct(options);
+}
+
 // Both ops' Execute(): zeros where no kernel needs to run, else the kernel
 // (an NCHW call on the NHWC kernels where only the generic variant has its
 // layout: nhwc_detour.h; a grouped call as ungrouped calls of its group
@@ -220,6 +291,26 @@ Status ExecuteConv2DBackprop(const Conv2DBackpropPrepared &p, bool output_is_inp
                                const TensorRef &out) {
                                return ExecuteConv2DBackprop<KernelSignature>(q, output_is_input, t, dy, out, options);
                            });
+    int64_t rows = 0, cols = 0;
+    if (output_is_input && p.format == tf::DataFormat::kNHWC && strided_pointwise_fits(p.info, options, &rows, &cols) &&
+        rows == out_backprop.shape[1] && cols == out_backprop.shape[2])
+        return RunStridedOrPointwise(
+            p, out_backprop, output, options,
+            [&](const Conv2DBackpropPrepared &q, const TensorRef &out, const RunOptions &o) {
+                return ExecuteConv2DBackprop<KernelSignature>(q, true, tensor, out_backprop, out, o);
+            },
+            [&](const RunOptions &o) {
+                return RunConv2DBackpropKernel<KernelSignature>(p, true, tensor, out_backprop, output, o);
+            });
+    return RunConv2DBackpropKernel<KernelSignature>(p, output_is_input, tensor, out_backprop, output, options);
+}
+
+// The kernel dispatch chose for the call itself (no detour), on slices of
+// a filter gradient's output channels where its tile does not divide them.
+template <typename KernelSignature>
+Status RunConv2DBackpropKernel(const Conv2DBackpropPrepared &p, bool output_is_input, const ConstTensorRef &tensor,
+                               const ConstTensorRef &out_backprop, const TensorRef &output,
+                               const RunOptions &options) {
     KernelCall call;
     GRADTUNE_RETURN_IF_ERROR(call.begin(p.info, options));
     const std::array<int, 4> activations = activation_order(p.format), filter = {3, 2, 1, 0};

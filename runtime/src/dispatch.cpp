@@ -292,30 +292,16 @@ const OpIndex &table_index() {
 
 bool tuned_usable_on(Device device) { return device != Device::cpu || tuned_cpu_variants_usable(); }
 
-// The probes' choices, per signature (same_kind's fields and the device),
-// for the process's life.
-struct ProbeChoices {
-    std::mutex mutex;
-    std::map<std::string, Selection> chosen;
-};
-
-ProbeChoices &probe_choices() {
-    static ProbeChoices *choices = new ProbeChoices;  // never destroyed: calls may run from static destructors
+// The probes' choices, per signature, for the process's life.
+ProbeDecisions<Selection> &probe_choices() {
+    static auto *choices = new ProbeDecisions<Selection>;  // never destroyed: calls may run from static destructors
     return *choices;
 }
 
-std::string signature_key(const CallInfo &call, Device device) {
-    return std::string(to_string(device)) + " " + call.op + " " + call.dtype + " " + call.data_format + " " +
-           structure_text(call.structure) + " " + shape_key(call.padding, call.shape);
-}
-
 bool probed_choice(const CallInfo &call, Device device, Selection *selection) {
-    ProbeChoices &choices = probe_choices();
-    std::lock_guard<std::mutex> lock(choices.mutex);
-    const auto it = choices.chosen.find(signature_key(call, device));
-    if (it == choices.chosen.end()) return false;
-    *selection = it->second;
-    return true;
+    const std::optional<Selection> chosen = probe_choices().find(signature_key(call, device));
+    if (chosen) *selection = *chosen;
+    return chosen.has_value();
 }
 
 }  // namespace
@@ -329,14 +315,17 @@ bool probing(const RunOptions &options) {
            !options.external_kernel;
 }
 
+std::string signature_key(const CallInfo &call, Device device) {
+    return std::string(to_string(device)) + " " + call.op + " " + call.dtype + " " + call.data_format + " " +
+           structure_text(call.structure) + " " + shape_key(call.padding, call.shape);
+}
+
 namespace {
 
 // A probe's decision for the call's signature (the first one stands).
 void remember_probe(const CallInfo &call, Device device, Selection winner) {
     winner.probed = true;
-    ProbeChoices &choices = probe_choices();
-    std::lock_guard<std::mutex> lock(choices.mutex);
-    choices.chosen.emplace(signature_key(call, device), std::move(winner));
+    probe_choices().remember(signature_key(call, device), std::move(winner));
 }
 
 // True on a thread while it runs a probe's calls: they are neither reported
@@ -344,6 +333,9 @@ void remember_probe(const CallInfo &call, Device device, Selection winner) {
 thread_local bool probe_running = false;
 
 }  // namespace
+
+ProbeRun::ProbeRun() : outer_(probe_running) { probe_running = true; }
+ProbeRun::~ProbeRun() { probe_running = outer_; }
 
 void probe_dispatch(const CallInfo &call, const RunOptions &options,
                     const std::function<Status(const RunOptions &)> &execute) {
@@ -362,10 +354,7 @@ void probe_dispatch(const CallInfo &call, const RunOptions &options,
         remember_probe(call, options.device, std::move(record));
         return;
     }
-    struct Running {
-        Running() { probe_running = true; }
-        ~Running() { probe_running = false; }
-    } running;
+    const ProbeRun running;
     constexpr int kRounds = 3;
     const Selection *candidates[2] = {&record, &displaced};
     double best_ms[2] = {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};

@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -83,6 +85,29 @@ Status select_unmeasured(const CallInfo &call, Device device, const std::vector<
 //
 // Whether the call's options let probes choose.
 bool probing(const RunOptions &options);
+// A call's signature as probes key their decisions: device, op, dtype,
+// layout, structure, padding and shape.
+std::string signature_key(const CallInfo &call, Device device);
+// What probes decided, per signature, for the process's life; the first
+// decision for a signature stands. Thread-safe.
+template <typename Choice>
+class ProbeDecisions {
+public:
+    std::optional<Choice> find(const std::string &signature) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        const auto it = chosen_.find(signature);
+        if (it == chosen_.end()) return std::nullopt;
+        return it->second;
+    }
+    void remember(const std::string &signature, Choice choice) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        chosen_.emplace(signature, std::move(choice));
+    }
+
+private:
+    std::mutex mutex_;
+    std::map<std::string, Choice> chosen_;
+};
 // The probe of a call, before its own run: `execute` runs the call with the
 // options it is given (a variant forced by name). Does nothing where the
 // call is not to be probed, or its signature is decided. After a failed run
@@ -93,6 +118,17 @@ void probe_dispatch(const CallInfo &call, const RunOptions &options,
 // True on a thread while it runs a probe's calls: they are neither reported
 // (GRADTUNE_VERBOSE) nor journalled.
 bool probe_running_here();
+// Marks the calling thread as running a probe's calls while it lives.
+class ProbeRun {
+public:
+    ProbeRun();
+    ~ProbeRun();
+    ProbeRun(const ProbeRun &) = delete;
+    ProbeRun &operator=(const ProbeRun &) = delete;
+
+private:
+    bool outer_;
+};
 
 // Whether `kernel` can run `call` on `device`.
 bool fits(const Kernel &kernel, const CallInfo &call, Device device);

@@ -5,10 +5,12 @@
 #include <stdexcept>
 
 #include "channel_split.h"
+#include "conv2d_backprop.h"
 #include "dilation_phases.h"
 #include "dispatch.h"
 #include "group_blocks.h"
 #include "nhwc_detour.h"
+#include "strided_pointwise.h"
 #include "op_entry.h"
 
 namespace gradtune {
@@ -208,6 +210,25 @@ Status ExplainDispatch(const OpCall &call, const RunOptions &options, DispatchIn
         call_info = internal::phase_twin(call_info, phases);
         detours += "a dilated call as " + std::to_string(phases.phases()) +
                    " undilated phases (only the generic variant has its dilation): ";
+    }
+    if (int64_t rows = 0, cols = 0; internal::strided_pointwise_fits(call_info, options, &rows, &cols)) {
+        // Decided by the signature's first call (or not yet: it then runs
+        // both ways, and this names the strided kernels).
+        const internal::StridedPointwiseChoice choice = internal::strided_pointwise_choice(call_info, options);
+        if (choice.known && choice.detour) {
+            internal::Conv2DBackpropPrepared p;
+            p.info = call_info;
+            p.stride_rows = call_info.structure.at("stride_height");
+            p.stride_cols = call_info.structure.at("stride_width");
+            call_info = internal::strided_pointwise_prepared(p, rows, cols).info;
+            detours += "a strided 1x1 input gradient as the stride-1 call of its out_backprop positions, "
+                       "scattered (" + choice.why + "): ";
+        } else if (!choice.known) {
+            detours += "on the strided kernels until the signature's first call has measured them against its "
+                       "stride-1 pointwise call: ";
+        } else if (choice.why.rfind("probed", 0) == 0) {
+            detours += "on the strided kernels (" + choice.why + "): ";
+        }
     }
     internal::Selection selection;
     GRADTUNE_RETURN_IF_ERROR(internal::select_kernel(call_info, options, &selection));
