@@ -226,7 +226,7 @@ Status ExplainDispatch(const OpCall &call, const RunOptions &options, DispatchIn
         } else if (!choice.known) {
             detours += "on the strided kernels until the signature's first call has measured them against its "
                        "stride-1 pointwise call: ";
-        } else if (choice.why.rfind("probed", 0) == 0) {
+        } else if (choice.measured) {
             detours += "on the strided kernels (" + choice.why + "): ";
         }
     }

@@ -46,4 +46,15 @@ void parallel_tasks(int count, const std::function<void(int)> &task, ParallelRun
                       reinterpret_cast<uint8_t *>(const_cast<std::function<void(int)> *>(&task)));
 }
 
+void parallel_row_chunks(int64_t count, int64_t row_bytes, const std::function<void(int64_t)> &row,
+                         ParallelRunner *parallel) {
+    const int64_t per_task = std::max<int64_t>(1, (int64_t{64} << 10) / std::max<int64_t>(1, row_bytes));
+    parallel_tasks(static_cast<int>((count + per_task - 1) / per_task),
+                   [&](int task) {
+                       const int64_t end = std::min(count, (task + 1) * per_task);
+                       for (int64_t i = task * per_task; i < end; i++) row(i);
+                   },
+                   parallel);
+}
+
 }  // namespace gradtune::internal

@@ -41,4 +41,11 @@ public:
 // loop as the kernels'.
 void parallel_tasks(int count, const std::function<void(int)> &task, ParallelRunner *parallel);
 
+// row(0) ... row(count - 1), rows of `row_bytes` bytes of copies each, as
+// parallel_tasks of at least 64 KB of rows (one task per row of a 5x6x64
+// image cost more in the thread pool than the copies: 0.15 ms of a 0.54 ms
+// call).
+void parallel_row_chunks(int64_t count, int64_t row_bytes, const std::function<void(int64_t)> &row,
+                         ParallelRunner *parallel);
+
 }  // namespace gradtune::internal

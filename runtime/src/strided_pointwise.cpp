@@ -75,32 +75,27 @@ void remember_strided_pointwise_choice(const CallInfo &info, bool detour, double
     std::snprintf(why, sizeof why,
                   "probed on the signature's first call (as the pointwise call %.4f ms, strided %.4f ms)", detour_ms,
                   direct_ms);
-    choices().remember(signature_key(info, Device::cpu), StridedPointwiseChoice{true, detour, why});
+    choices().remember(signature_key(info, Device::cpu), StridedPointwiseChoice{true, detour, why, true});
 }
 
 void scatter_strided(const void *from, int64_t rows, int64_t cols, int64_t stride_rows, int64_t stride_cols,
                      const TensorRef &to, ParallelRunner *parallel) {
     const int64_t images = to.shape[0], height = to.shape[1], width = to.shape[2];
     const int64_t channel_bytes = to.shape[3] * static_cast<int64_t>(DataTypeSize(to.dtype));
-    const int64_t row_bytes = width * channel_bytes, total = images * height;
-    // Tasks of at least 64 KB of output rows each.
-    const int64_t per_task = std::max<int64_t>(1, (int64_t{64} << 10) / std::max<int64_t>(1, row_bytes));
+    const int64_t row_bytes = width * channel_bytes;
     const char *src = static_cast<const char *>(from);
     char *dst = static_cast<char *>(to.data);
-    parallel_tasks(
-        static_cast<int>((total + per_task - 1) / per_task),
-        [&](int task) {
-            const int64_t end = std::min(total, (task + 1) * per_task);
-            for (int64_t i = task * per_task; i < end; i++) {
-                const int64_t n = i / height, h = i % height;
-                char *row = dst + i * row_bytes;
-                std::memset(row, 0, static_cast<size_t>(row_bytes));
-                if (h % stride_rows != 0 || h / stride_rows >= rows) continue;
-                const char *in = src + ((n * rows + h / stride_rows) * cols) * channel_bytes;
-                for (int64_t x = 0; x < cols && x * stride_cols < width; x++)
-                    std::memcpy(row + x * stride_cols * channel_bytes, in + x * channel_bytes,
-                                static_cast<size_t>(channel_bytes));
-            }
+    parallel_row_chunks(
+        images * height, row_bytes,
+        [&](int64_t i) {
+            const int64_t n = i / height, h = i % height;
+            char *row = dst + i * row_bytes;
+            std::memset(row, 0, static_cast<size_t>(row_bytes));
+            if (h % stride_rows != 0 || h / stride_rows >= rows) return;
+            const char *in = src + ((n * rows + h / stride_rows) * cols) * channel_bytes;
+            for (int64_t x = 0; x < cols && x * stride_cols < width; x++)
+                std::memcpy(row + x * stride_cols * channel_bytes, in + x * channel_bytes,
+                            static_cast<size_t>(channel_bytes));
         },
         parallel);
 }

@@ -38,7 +38,8 @@ CallInfo strided_pointwise_twin(const CallInfo &info, int64_t out_rows, int64_t 
 struct StridedPointwiseChoice {
     bool known = false;
     bool detour = false;
-    std::string why;  // what decided it
+    std::string why;        // what decided it
+    bool measured = false;  // a probe's (not the static choice or the variable's)
 };
 StridedPointwiseChoice strided_pointwise_choice(const CallInfo &info, const RunOptions &options);
 void remember_strided_pointwise_choice(const CallInfo &info, bool detour, double detour_ms, double direct_ms);
