@@ -789,17 +789,22 @@ TEST_CASE("a dilated dense gradient only the generic variant has runs as its und
         CHECK_FALSE(detour_to_phases(info, {}));
     }
 }
-TEST_CASE("a strided 1x1 input gradient runs as its stride-1 pointwise call, scattered, where that measured faster",
+TEST_CASE("a strided input gradient runs as its stride-1 pointwise call, the filter's taps as channels, summed into "
+          "place, where that measured faster",
           "[dispatch]") {
-    // Both ways give the generic variant's result, with exact zeros at the
-    // positions no out_backprop position reaches; odd sizes, unequal
-    // strides and pads after the last row or column; ExplainDispatch names
-    // the way; a pad before the first row, a forced variant, NCHW... do not
-    // detour; the first call of a signature measures both ways and keeps one.
+    // Both ways give the generic variant's result (a 1x1 filter's with exact
+    // zeros at the positions no out_backprop position reaches); 1x1, 2x2,
+    // 3x3 and 5x5 filters, odd sizes, unequal strides, SAME, VALID and
+    // EXPLICIT pads before and after, a grid smaller than the filter;
+    // ExplainDispatch names the way; a grouped, dilated or NCHW call, a
+    // forced variant, 16-bit dtypes with overlapping taps and products past
+    // the scratch limit do not detour; the first call of a signature
+    // measures both ways and keeps one.
     struct Case {
         int64_t h, w, sh, sw;
         std::string padding;
         std::vector<int64_t> pads;  // EXPLICIT: top, bottom, left, right
+        int64_t fh = 1, fw = 1;
     };
     const int64_t n = 2, c = 24, o = 40;
     auto call_of = [&](const Case &k, const Tensor &f, const Tensor &dy, const Tensor &sizes) {
@@ -809,16 +814,24 @@ TEST_CASE("a strided 1x1 input gradient runs as its stride-1 pointwise call, sca
             attrs["explicit_paddings"] = std::vector<int64_t>{0, 0, k.pads[0], k.pads[1], k.pads[2], k.pads[3], 0, 0};
         return OpCall{"Conv2DBackpropInput", {{"input_sizes", sizes}, {"filter", f}, {"out_backprop", dy}}, attrs};
     };
-    auto out_size = [](int64_t size, int64_t stride, int64_t before, int64_t after) {
-        return (size + before + after - 1) / stride + 1;
+    // out_backprop's extent in one dimension, as TF computes it.
+    auto out_size = [](const std::string &padding, int64_t size, int64_t taps, int64_t stride, int64_t before,
+                       int64_t after) {
+        if (padding == "SAME") return (size + stride - 1) / stride;
+        return (size + before + after - taps) / stride + 1;
     };
     for (const Case &k : {Case{8, 8, 2, 2, "VALID", {}}, Case{9, 7, 2, 2, "SAME", {}}, Case{10, 9, 3, 2, "VALID", {}},
-                          Case{7, 8, 2, 3, "EXPLICIT", {0, 1, 0, 1}}}) {
-        const int64_t pb = k.pads.empty() ? 0 : k.pads[1], pr = k.pads.empty() ? 0 : k.pads[3];
-        const int64_t oh = out_size(k.h, k.sh, 0, pb), ow = out_size(k.w, k.sw, 0, pr);
-        INFO(k.h << "x" << k.w << " stride " << k.sh << "x" << k.sw << " " << k.padding);
+                          Case{7, 8, 2, 3, "EXPLICIT", {0, 1, 0, 1}}, Case{8, 8, 2, 2, "EXPLICIT", {1, 0, 2, 1}},
+                          Case{8, 8, 2, 2, "VALID", {}, 2, 2}, Case{7, 7, 2, 2, "SAME", {}, 3, 3},
+                          Case{9, 8, 2, 2, "VALID", {}, 3, 3}, Case{9, 10, 2, 3, "EXPLICIT", {1, 1, 2, 0}, 3, 3},
+                          Case{4, 4, 2, 2, "SAME", {}, 5, 5}, Case{11, 6, 3, 2, "SAME", {}, 5, 3}}) {
+        const int64_t pt = k.pads.empty() ? 0 : k.pads[0], pb = k.pads.empty() ? 0 : k.pads[1];
+        const int64_t pl = k.pads.empty() ? 0 : k.pads[2], pr = k.pads.empty() ? 0 : k.pads[3];
+        const int64_t oh = out_size(k.padding, k.h, k.fh, k.sh, pt, pb), ow = out_size(k.padding, k.w, k.fw, k.sw, pl, pr);
+        INFO(k.h << "x" << k.w << " filter " << k.fh << "x" << k.fw << " stride " << k.sh << "x" << k.sw << " "
+                 << k.padding);
         const Tensor sizes = Tensor::FromVector(DataType::kInt32, {4}, std::vector<int64_t>{n, k.h, k.w, c});
-        const Tensor f = wave({1, 1, c, o}, 0.7f), dy = wave({n, oh, ow, o}, 1.9f);
+        const Tensor f = wave({k.fh, k.fw, c, o}, 0.7f), dy = wave({n, oh, ow, o}, 1.9f);
         const OpCall call = call_of(k, f, dy, sizes);
         CallInfo info;
         REQUIRE(DescribeCall(call, &info).ok());
@@ -834,48 +847,52 @@ TEST_CASE("a strided 1x1 input gradient runs as its stride-1 pointwise call, sca
         setenv("GRADTUNE_STRIDED_POINTWISE", "detour", 1);
         DispatchInfo explained;
         REQUIRE(ExplainDispatch(call, {}, &explained).ok());
-        CHECK(explained.why.find("strided 1x1 input gradient as the stride-1 call") != std::string::npos);
+        CHECK(explained.why.find("the filter's taps as channels, summed into place") != std::string::npos);
         REQUIRE(RunOp(call, &detoured).ok());
         setenv("GRADTUNE_STRIDED_POINTWISE", "direct", 1);
         REQUIRE(RunOp(call, &direct).ok());
         unsetenv("GRADTUNE_STRIDED_POINTWISE");
         CHECK(relative_difference(detoured[0], generic[0]) <= 1e-5);
         CHECK(relative_difference(direct[0], generic[0]) <= 1e-5);
-        const float *dx = detoured[0].as<float>();
-        int64_t off_grid = 0;
-        for (int64_t i = 0; i < detoured[0].num_elements(); i++) {
-            const int64_t x = (i / c) % k.w, y = (i / (c * k.w)) % k.h;
-            if (y % k.sh != 0 || x % k.sw != 0) off_grid += dx[i] != 0.0f;
+        if (k.fh == 1 && k.fw == 1 && pt == 0 && pl == 0) {
+            const float *dx = detoured[0].as<float>();
+            int64_t off_grid = 0;
+            for (int64_t i = 0; i < detoured[0].num_elements(); i++) {
+                const int64_t x = (i / c) % k.w, y = (i / (c * k.w)) % k.h;
+                if (y % k.sh != 0 || x % k.sw != 0) off_grid += dx[i] != 0.0f;
+            }
+            CHECK(off_grid == 0);
         }
-        CHECK(off_grid == 0);
     }
-    SECTION("a pad before the first row or one that holds an out_backprop position, a grouped or dilated call, NCHW "
-            "or a 3x3 filter do not detour") {
-        const Tensor f = wave({1, 1, 8, 8}, 0.7f), dy = wave({1, 5, 4, 8}, 1.9f);
+    SECTION("a grouped, dilated or NCHW call, stride 1, 16-bit dtypes with overlapping taps and products past the "
+            "scratch limit do not detour") {
+        const Tensor f = wave({3, 3, 8, 8}, 0.7f), dy = wave({1, 4, 4, 8}, 1.9f);
         const Tensor sizes = Tensor::FromVector(DataType::kInt32, {4}, std::vector<int64_t>{1, 8, 8, 8});
         CallInfo info;
-        REQUIRE(DescribeCall(call_of(Case{8, 8, 2, 2, "EXPLICIT", {1, 0, 0, 0}}, f, dy, sizes), &info).ok());
+        REQUIRE(DescribeCall(call_of(Case{8, 8, 2, 2, "SAME", {}, 3, 3}, f, dy, sizes), &info).ok());
         int64_t rows = 0, cols = 0;
-        CHECK_FALSE(strided_pointwise_fits(info, {}, &rows, &cols));
-        // An out_backprop column in the padding after the last one.
-        CallInfo after = info;
-        after.structure["stride_width"] = 3;
-        after.explicit_paddings = {0, 0, 0, 2};
-        CHECK_FALSE(strided_pointwise_fits(after, {}, &rows, &cols));
-        CallInfo other = info;
-        other.padding = "VALID";
-        other.explicit_paddings.clear();
-        REQUIRE(strided_pointwise_fits(other, {}, &rows, &cols));
-        for (const auto &[key, value] : std::map<std::string, int>{
-                 {"groups", 2}, {"dilation_height", 2}, {"filter_height", 3}, {"stride_height", 1}}) {
-            CallInfo changed = other;
+        REQUIRE(strided_pointwise_fits(info, {}, &rows, &cols));
+        for (const auto &[key, value] :
+             std::map<std::string, int>{{"groups", 2}, {"dilation_height", 2}, {"stride_height", 1}}) {
+            CallInfo changed = info;
             changed.structure[key] = value;
             if (key == "stride_height") changed.structure["stride_width"] = 1;
             CHECK_FALSE(strided_pointwise_fits(changed, {}, &rows, &cols));
         }
-        CallInfo nchw = other;
+        CallInfo nchw = info;
         nchw.data_format = "NCHW";
         CHECK_FALSE(strided_pointwise_fits(nchw, {}, &rows, &cols));
+        // bfloat16: a 3x3 filter's taps overlap at stride 2; a 2x2 one's do not.
+        CallInfo bf16 = info;
+        bf16.dtype = "bfloat16";
+        CHECK_FALSE(strided_pointwise_fits(bf16, {}, &rows, &cols));
+        bf16.structure["filter_height"] = bf16.structure["filter_width"] = 2;
+        CHECK(strided_pointwise_fits(bf16, {}, &rows, &cols));
+        CallInfo large = info;
+        large.shape["N"] = (kStridedPointwiseScratchBytes / 4) / (4 * 4 * 9 * 8) + 1;
+        CHECK_FALSE(strided_pointwise_fits(large, {}, &rows, &cols));
+        large.shape["N"] -= 1;
+        CHECK(strided_pointwise_fits(large, {}, &rows, &cols));
     }
     SECTION("the first call of a signature measures both ways, and its choice stands") {
         const Case k{12, 12, 2, 2, "VALID", {}};
@@ -898,7 +915,7 @@ TEST_CASE("a strided 1x1 input gradient runs as its stride-1 pointwise call, sca
         static_choice.probe_dispatch = false;
         DispatchInfo fixed;
         REQUIRE(ExplainDispatch(call, static_choice, &fixed).ok());
-        CHECK(fixed.why.find("strided 1x1") == std::string::npos);
+        CHECK(fixed.why.find("summed into place") == std::string::npos);
         CHECK(fixed.why.find("strided kernels") == std::string::npos);
     }
 }

@@ -191,9 +191,9 @@ Status RunConv2DBackpropKernel(const Conv2DBackpropPrepared &p, bool output_is_i
                                const ConstTensorRef &out_backprop, const TensorRef &output,
                                const RunOptions &options);
 
-// The stride-1 call of a strided 1x1 input gradient's out_backprop grid
-// (strided_pointwise.h), as its own call: its own pointwise view and
-// dispatch.
+// The stride-1 call of a strided input gradient's out_backprop grid, the
+// filter's taps as channels (strided_pointwise.h), as its own call: its own
+// pointwise view and dispatch.
 inline Conv2DBackpropPrepared strided_pointwise_prepared(const Conv2DBackpropPrepared &p, int64_t out_rows,
                                                          int64_t out_cols) {
     Conv2DBackpropPrepared q = p;
@@ -204,18 +204,28 @@ inline Conv2DBackpropPrepared strided_pointwise_prepared(const Conv2DBackpropPre
     return q;
 }
 
-// A strided 1x1 input gradient as its pointwise call, scattered
+// A strided input gradient as its pointwise call, summed into place
 // (strided_pointwise.h), or on the strided kernels (`direct(options)`),
 // whichever measured faster on the signature's first call:
-// `pointwise(q, out, options)` runs the stride-1 call `q` into `out`, in
-// scratch memory.
+// `pointwise(q, filter, out, options)` runs the stride-1 call `q` with the
+// filter read as [1, 1, FH FW C, O] into `out`, in scratch memory.
 template <typename Pointwise, typename Direct>
-Status RunStridedOrPointwise(const Conv2DBackpropPrepared &p, const ConstTensorRef &out_backprop,
-                             const TensorRef &output, const RunOptions &options, Pointwise pointwise,
-                             Direct direct) {
-    const int64_t rows = out_backprop.shape[1], cols = out_backprop.shape[2];
-    const Conv2DBackpropPrepared q = strided_pointwise_prepared(p, rows, cols);
-    const std::vector<int64_t> shape = {out_backprop.shape[0], rows, cols, output.shape[3]};
+Status RunStridedOrPointwise(const Conv2DBackpropPrepared &p, const ConstTensorRef &filter,
+                             const ConstTensorRef &out_backprop, const TensorRef &output, const RunOptions &options,
+                             Pointwise pointwise, Direct direct) {
+    TapsIntoPlace g;
+    g.rows = out_backprop.shape[1];
+    g.cols = out_backprop.shape[2];
+    g.taps_rows = filter.shape[0];
+    g.taps_cols = filter.shape[1];
+    g.stride_rows = p.stride_rows;
+    g.stride_cols = p.stride_cols;
+    g.pad_top = p.pad_top;
+    g.pad_left = p.pad_left;
+    const Conv2DBackpropPrepared q = strided_pointwise_prepared(p, g.rows, g.cols);
+    const int64_t taps_channels = g.taps_rows * g.taps_cols * filter.shape[2];
+    const ConstTensorRef taps_filter{filter.dtype, {1, 1, taps_channels, filter.shape[3]}, filter.data};
+    const std::vector<int64_t> shape = {out_backprop.shape[0], g.rows, g.cols, taps_channels};
     auto scratch = [&] {
         const size_t bytes = static_cast<size_t>(NumElements(shape)) * DataTypeSize(output.dtype);
         return TensorRef{output.dtype, shape, scratch_buffer(ScratchBuffer::phase_output, bytes)};
@@ -223,9 +233,9 @@ Status RunStridedOrPointwise(const Conv2DBackpropPrepared &p, const ConstTensorR
     auto detour = [&](const RunOptions &o) {
         const TensorRef products = scratch();
         if (!products.data)
-            return ResourceExhausted("gradtune: no memory for a strided 1x1 input gradient's pointwise call");
-        GRADTUNE_RETURN_IF_ERROR(pointwise(q, products, o));
-        scatter_strided(products.data, rows, cols, p.stride_rows, p.stride_cols, output, o.parallel);
+            return ResourceExhausted("gradtune: no memory for a strided input gradient's pointwise call");
+        GRADTUNE_RETURN_IF_ERROR(pointwise(q, taps_filter, products, o));
+        sum_taps_into_place(products.data, g, output, o.parallel);
         return Status::OK();
     };
     StridedPointwiseChoice choice = strided_pointwise_choice(p.info, options);
@@ -235,7 +245,8 @@ Status RunStridedOrPointwise(const Conv2DBackpropPrepared &p, const ConstTensorR
         // ways, three times each, alternately: the better run of each decides.
         const TensorRef products = scratch();
         if (products.data)
-            probe_dispatch(q.info, options, [&](const RunOptions &o) { return pointwise(q, products, o); });
+            probe_dispatch(q.info, options,
+                           [&](const RunOptions &o) { return pointwise(q, taps_filter, products, o); });
         const ProbeRun running;
         double best[2] = {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
         for (int round = 0; round < 3; round++) {
@@ -292,12 +303,16 @@ Status ExecuteConv2DBackprop(const Conv2DBackpropPrepared &p, bool output_is_inp
                                return ExecuteConv2DBackprop<KernelSignature>(q, output_is_input, t, dy, out, options);
                            });
     int64_t rows = 0, cols = 0;
-    if (output_is_input && p.format == tf::DataFormat::kNHWC && strided_pointwise_fits(p.info, options, &rows, &cols) &&
-        rows == out_backprop.shape[1] && cols == out_backprop.shape[2])
+    // Dense tensors only: a group block's activations are channel slices
+    // (pitches), which neither the products nor their sums into place take.
+    if (output_is_input && p.format == tf::DataFormat::kNHWC && !p.out_backprop_pitch && !p.activation_pitch &&
+        strided_pointwise_fits(p.info, options, &rows, &cols) && rows == out_backprop.shape[1] &&
+        cols == out_backprop.shape[2])
         return RunStridedOrPointwise(
-            p, out_backprop, output, options,
-            [&](const Conv2DBackpropPrepared &q, const TensorRef &out, const RunOptions &o) {
-                return ExecuteConv2DBackprop<KernelSignature>(q, true, tensor, out_backprop, out, o);
+            p, tensor, out_backprop, output, options,
+            [&](const Conv2DBackpropPrepared &q, const ConstTensorRef &taps_filter, const TensorRef &out,
+                const RunOptions &o) {
+                return ExecuteConv2DBackprop<KernelSignature>(q, true, taps_filter, out_backprop, out, o);
             },
             [&](const RunOptions &o) {
                 return RunConv2DBackpropKernel<KernelSignature>(p, true, tensor, out_backprop, output, o);

@@ -196,7 +196,8 @@ Status ExplainDispatch(const OpCall &call, const RunOptions &options, DispatchIn
         call_info = internal::nhwc_twin(call_info);
         detours += "an NCHW call on the NHWC kernels (transposed; only the generic variant has NCHW): ";
     }
-    if (internal::detour_to_group_blocks(call_info, options)) {
+    const bool group_blocks = internal::detour_to_group_blocks(call_info, options);
+    if (group_blocks) {
         const internal::GroupBlocks blocks = internal::group_blocks(call_info);
         call_info = internal::block_twin(call_info, blocks);
         const int64_t last = blocks.groups_of(blocks.blocks() - 1);
@@ -211,7 +212,9 @@ Status ExplainDispatch(const OpCall &call, const RunOptions &options, DispatchIn
         detours += "a dilated call as " + std::to_string(phases.phases()) +
                    " undilated phases (only the generic variant has its dilation): ";
     }
-    if (int64_t rows = 0, cols = 0; internal::strided_pointwise_fits(call_info, options, &rows, &cols)) {
+    // Not for group blocks: their activations are channel slices (conv2d_backprop.h).
+    if (int64_t rows = 0, cols = 0;
+        !group_blocks && internal::strided_pointwise_fits(call_info, options, &rows, &cols)) {
         // Decided by the signature's first call (or not yet: it then runs
         // both ways, and this names the strided kernels).
         const internal::StridedPointwiseChoice choice = internal::strided_pointwise_choice(call_info, options);
@@ -221,8 +224,8 @@ Status ExplainDispatch(const OpCall &call, const RunOptions &options, DispatchIn
             p.stride_rows = call_info.structure.at("stride_height");
             p.stride_cols = call_info.structure.at("stride_width");
             call_info = internal::strided_pointwise_prepared(p, rows, cols).info;
-            detours += "a strided 1x1 input gradient as the stride-1 call of its out_backprop positions, "
-                       "scattered (" + choice.why + "): ";
+            detours += "a strided input gradient as the stride-1 1x1 call of its out_backprop positions, the "
+                       "filter's taps as channels, summed into place (" + choice.why + "): ";
         } else if (!choice.known) {
             detours += "on the strided kernels until the signature's first call has measured them against its "
                        "stride-1 pointwise call: ";

@@ -1,17 +1,23 @@
-// The input gradient of a 1x1 convolution at stride s > 1 as a pointwise
-// call: each out_backprop position (y, x) feeds the input position (s y, s x)
-// alone, through the filter, and every other input position gets zero. So
-// the call is the stride-1 input gradient of out_backprop's own grid (a
-// pointwise call: a matrix product on the pointwise kernels), scattered into
-// every s-th row and column of the output, zeros elsewhere. The strided
-// kernels instead run the output's whole grid, three positions in four of it
-// zeros at stride 2. On ResNet-50's 1x1 stride-2 shortcuts (N=8, Sapphire
-// Rapids class, gradtune-bench, one run): 16x16x512 <- 8x8x1024 took 3.17 ms
-// on its exact record, 1.96 ms as the pointwise call before the scatter;
-// 32x32x256 <- 16x16x512 2.18 ms against 1.89 ms, where the scatter writes
-// 8 MB. Which is faster depends on the call, so the first call of each
-// signature in a process times both (dispatch.h's probes) and keeps the
-// faster.
+// The input gradient of a strided convolution (stride s > 1) as a pointwise
+// call. Each out_backprop position (y, x) feeds the input positions
+// (s y - pad + ky, s x - pad + kx) through the filter's taps (ky, kx), and
+// nothing else does. So the call is the stride-1 input gradient of
+// out_backprop's own grid with the filter's taps as channels: a 1x1 call
+// whose filter is the [FH, FW, C, O] filter read as [1, 1, FH FW C, O] (a
+// matrix product on the pointwise kernels), giving, per out_backprop
+// position, what it adds to each of its taps' input positions; these are then
+// summed into place (a col2im), zeros where no tap lands. For a 1x1 filter
+// that is a scatter into every s-th row and column.
+//
+// The strided kernels instead run the output's whole grid: at stride 2 three
+// positions in four of it are zeros for a 1x1 filter, and a small grid spends
+// much of its time on taps that land in the padding. On ResNet-50's 1x1
+// stride-2 shortcuts (N=8, Sapphire Rapids class, gradtune-bench, one run):
+// 16x16x512 <- 8x8x1024 took 3.17 ms on its exact record, 1.96 ms as the
+// pointwise call before the scatter; 32x32x256 <- 16x16x512 2.18 ms against
+// 1.89 ms, where the scatter writes 8 MB. Which is faster depends on the
+// call, so the first call of each signature in a process times both
+// (dispatch.h's probes) and keeps the faster.
 #pragma once
 
 #include <cstdint>
@@ -23,14 +29,22 @@
 
 namespace gradtune::internal {
 
-// Whether an input gradient can run as its strided pointwise call: NHWC, a
-// 1x1 filter, one group, dilation 1, a stride above 1, no padding before the
-// first row or column, every out_backprop position inside the input, on the
-// CPU and without a forced variant or external kernel; then out_backprop's
+// The most scratch memory the pointwise call's products may take (they are
+// FH FW / (s_r s_c) times the output's size): above it the strided kernels
+// serve the call, without a probe.
+constexpr int64_t kStridedPointwiseScratchBytes = int64_t{64} << 20;
+
+// Whether an input gradient can run as its strided pointwise call: NHWC, one
+// group, dilation 1, a stride above 1, on the CPU and without a forced
+// variant or external kernel, its products within
+// kStridedPointwiseScratchBytes, and, where taps overlap (a filter larger
+// than the stride), float32 or float64 (the sums into place are in the
+// dtype: 16-bit dtypes would round each partial sum); then out_backprop's
 // grid, `out_rows` x `out_cols`.
 bool strided_pointwise_fits(const CallInfo &info, const RunOptions &options, int64_t *out_rows, int64_t *out_cols);
 
-// The stride-1 call of out_backprop's grid, as dispatch sees it.
+// The stride-1 1x1 call of out_backprop's grid, the filter's taps as
+// channels, as dispatch sees it.
 CallInfo strided_pointwise_twin(const CallInfo &info, int64_t out_rows, int64_t out_cols);
 
 // Which way a signature runs: measured on its first call (or forced with
@@ -44,9 +58,16 @@ struct StridedPointwiseChoice {
 StridedPointwiseChoice strided_pointwise_choice(const CallInfo &info, const RunOptions &options);
 void remember_strided_pointwise_choice(const CallInfo &info, bool detour, double detour_ms, double direct_ms);
 
-// `to` [N, H, W, C] = zeros, but to[n, s_r y, s_c x, :] = from[n, y, x, :]
-// for `from` [N, rows, cols, C] (dense).
-void scatter_strided(const void *from, int64_t rows, int64_t cols, int64_t stride_rows, int64_t stride_cols,
-                     const TensorRef &to, ParallelRunner *parallel);
+// Where the pointwise call's products go: out_backprop's grid (`rows` x
+// `cols`), the filter's taps, the strides and the pads before the first row
+// and column.
+struct TapsIntoPlace {
+    int64_t rows = 0, cols = 0, taps_rows = 1, taps_cols = 1;
+    int64_t stride_rows = 1, stride_cols = 1, pad_top = 0, pad_left = 0;
+};
+// `to` [N, H, W, C] = the sum of the products `from` [N, rows, cols,
+// taps_rows, taps_cols, C] (dense) that land on each position, zeros where
+// none does; each output row sums its products in one fixed order.
+void sum_taps_into_place(const void *from, const TapsIntoPlace &g, const TensorRef &to, ParallelRunner *parallel);
 
 }  // namespace gradtune::internal
