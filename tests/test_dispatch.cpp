@@ -29,7 +29,7 @@
 #include "halide_call.h"
 #include "journal.h"
 #include "nhwc_detour.h"
-#include "strided_pointwise.h"
+#include "taps_pointwise.h"
 #include "reference/conv2d_backprop_filter.h"
 #include "test_util.h"
 
@@ -789,8 +789,8 @@ TEST_CASE("a dilated dense gradient only the generic variant has runs as its und
         CHECK_FALSE(detour_to_phases(info, {}));
     }
 }
-TEST_CASE("a strided input gradient runs as its stride-1 pointwise call, the filter's taps as channels, summed into "
-          "place, where that measured faster",
+TEST_CASE("a strided or small-grid input gradient runs as its stride-1 pointwise call, the filter's taps as "
+          "channels, summed into place, where that measured faster",
           "[dispatch]") {
     // Both ways give the generic variant's result (a 1x1 filter's with exact
     // zeros at the positions no out_backprop position reaches); 1x1, 2x2,
@@ -824,7 +824,9 @@ TEST_CASE("a strided input gradient runs as its stride-1 pointwise call, the fil
                           Case{7, 8, 2, 3, "EXPLICIT", {0, 1, 0, 1}}, Case{8, 8, 2, 2, "EXPLICIT", {1, 0, 2, 1}},
                           Case{8, 8, 2, 2, "VALID", {}, 2, 2}, Case{7, 7, 2, 2, "SAME", {}, 3, 3},
                           Case{9, 8, 2, 2, "VALID", {}, 3, 3}, Case{9, 10, 2, 3, "EXPLICIT", {1, 1, 2, 0}, 3, 3},
-                          Case{4, 4, 2, 2, "SAME", {}, 5, 5}, Case{11, 6, 3, 2, "SAME", {}, 5, 3}}) {
+                          Case{4, 4, 2, 2, "SAME", {}, 5, 5}, Case{11, 6, 3, 2, "SAME", {}, 5, 3},
+                          Case{4, 4, 1, 1, "SAME", {}, 3, 3}, Case{2, 3, 1, 1, "SAME", {}, 3, 3},
+                          Case{8, 7, 1, 1, "EXPLICIT", {2, 0, 1, 1}, 5, 3}}) {
         const int64_t pt = k.pads.empty() ? 0 : k.pads[0], pb = k.pads.empty() ? 0 : k.pads[1];
         const int64_t pl = k.pads.empty() ? 0 : k.pads[2], pr = k.pads.empty() ? 0 : k.pads[3];
         const int64_t oh = out_size(k.padding, k.h, k.fh, k.sh, pt, pb), ow = out_size(k.padding, k.w, k.fw, k.sw, pl, pr);
@@ -836,22 +838,22 @@ TEST_CASE("a strided input gradient runs as its stride-1 pointwise call, the fil
         CallInfo info;
         REQUIRE(DescribeCall(call, &info).ok());
         int64_t rows = 0, cols = 0;
-        REQUIRE(strided_pointwise_fits(info, {}, &rows, &cols));
+        REQUIRE(taps_pointwise_fits(info, {}, &rows, &cols));
         CHECK(rows == oh);
         CHECK(cols == ow);
         RunOptions forced;
         forced.variant = "Conv2DBackpropInput_cpu_float32_NHWC_generic";
-        CHECK_FALSE(strided_pointwise_fits(info, forced, &rows, &cols));
+        CHECK_FALSE(taps_pointwise_fits(info, forced, &rows, &cols));
         std::vector<Tensor> generic, detoured, direct;
         REQUIRE(RunOp(call, &generic, forced).ok());
-        setenv("GRADTUNE_STRIDED_POINTWISE", "detour", 1);
+        setenv("GRADTUNE_TAPS_POINTWISE", "detour", 1);
         DispatchInfo explained;
         REQUIRE(ExplainDispatch(call, {}, &explained).ok());
         CHECK(explained.why.find("the filter's taps as channels, summed into place") != std::string::npos);
         REQUIRE(RunOp(call, &detoured).ok());
-        setenv("GRADTUNE_STRIDED_POINTWISE", "direct", 1);
+        setenv("GRADTUNE_TAPS_POINTWISE", "direct", 1);
         REQUIRE(RunOp(call, &direct).ok());
-        unsetenv("GRADTUNE_STRIDED_POINTWISE");
+        unsetenv("GRADTUNE_TAPS_POINTWISE");
         CHECK(relative_difference(detoured[0], generic[0]) <= 1e-5);
         CHECK(relative_difference(direct[0], generic[0]) <= 1e-5);
         if (k.fh == 1 && k.fw == 1 && pt == 0 && pl == 0) {
@@ -864,35 +866,43 @@ TEST_CASE("a strided input gradient runs as its stride-1 pointwise call, the fil
             CHECK(off_grid == 0);
         }
     }
-    SECTION("a grouped, dilated or NCHW call, stride 1, 16-bit dtypes with overlapping taps and products past the "
-            "scratch limit do not detour") {
+    SECTION("a grouped, dilated or NCHW call, stride 1 beyond 64 positions or with a 1x1 filter, 16-bit dtypes "
+            "with overlapping taps and products past the scratch limit do not detour") {
         const Tensor f = wave({3, 3, 8, 8}, 0.7f), dy = wave({1, 4, 4, 8}, 1.9f);
         const Tensor sizes = Tensor::FromVector(DataType::kInt32, {4}, std::vector<int64_t>{1, 8, 8, 8});
         CallInfo info;
         REQUIRE(DescribeCall(call_of(Case{8, 8, 2, 2, "SAME", {}, 3, 3}, f, dy, sizes), &info).ok());
         int64_t rows = 0, cols = 0;
-        REQUIRE(strided_pointwise_fits(info, {}, &rows, &cols));
-        for (const auto &[key, value] :
-             std::map<std::string, int>{{"groups", 2}, {"dilation_height", 2}, {"stride_height", 1}}) {
+        REQUIRE(taps_pointwise_fits(info, {}, &rows, &cols));
+        for (const auto &[key, value] : std::map<std::string, int>{{"groups", 2}, {"dilation_height", 2}}) {
             CallInfo changed = info;
             changed.structure[key] = value;
-            if (key == "stride_height") changed.structure["stride_width"] = 1;
-            CHECK_FALSE(strided_pointwise_fits(changed, {}, &rows, &cols));
+            CHECK_FALSE(taps_pointwise_fits(changed, {}, &rows, &cols));
         }
+        // Stride 1: a grid of up to 64 positions, a filter larger than 1x1.
+        CallInfo unstrided = info;
+        unstrided.structure["stride_height"] = unstrided.structure["stride_width"] = 1;
+        CHECK(taps_pointwise_fits(unstrided, {}, &rows, &cols));
+        CHECK(rows * cols == 64);
+        unstrided.shape["W"] = 9;
+        CHECK_FALSE(taps_pointwise_fits(unstrided, {}, &rows, &cols));
+        unstrided.shape["W"] = 8;
+        unstrided.structure["filter_height"] = unstrided.structure["filter_width"] = 1;
+        CHECK_FALSE(taps_pointwise_fits(unstrided, {}, &rows, &cols));
         CallInfo nchw = info;
         nchw.data_format = "NCHW";
-        CHECK_FALSE(strided_pointwise_fits(nchw, {}, &rows, &cols));
+        CHECK_FALSE(taps_pointwise_fits(nchw, {}, &rows, &cols));
         // bfloat16: a 3x3 filter's taps overlap at stride 2; a 2x2 one's do not.
         CallInfo bf16 = info;
         bf16.dtype = "bfloat16";
-        CHECK_FALSE(strided_pointwise_fits(bf16, {}, &rows, &cols));
+        CHECK_FALSE(taps_pointwise_fits(bf16, {}, &rows, &cols));
         bf16.structure["filter_height"] = bf16.structure["filter_width"] = 2;
-        CHECK(strided_pointwise_fits(bf16, {}, &rows, &cols));
+        CHECK(taps_pointwise_fits(bf16, {}, &rows, &cols));
         CallInfo large = info;
-        large.shape["N"] = (kStridedPointwiseScratchBytes / 4) / (4 * 4 * 9 * 8) + 1;
-        CHECK_FALSE(strided_pointwise_fits(large, {}, &rows, &cols));
+        large.shape["N"] = (kTapsPointwiseScratchBytes / 4) / (4 * 4 * 9 * 8) + 1;
+        CHECK_FALSE(taps_pointwise_fits(large, {}, &rows, &cols));
         large.shape["N"] -= 1;
-        CHECK(strided_pointwise_fits(large, {}, &rows, &cols));
+        CHECK(taps_pointwise_fits(large, {}, &rows, &cols));
     }
     SECTION("the first call of a signature measures both ways, and its choice stands") {
         const Case k{12, 12, 2, 2, "VALID", {}};
@@ -910,13 +920,13 @@ TEST_CASE("a strided input gradient runs as its stride-1 pointwise call, the fil
         REQUIRE(RunOp(call, &out).ok());
         REQUIRE(ExplainDispatch(call, {}, &again).ok());
         CHECK(again.why == after.why);
-        // The static choice (no probes) is the strided kernels, as before.
+        // The static choice (no probes) is the call's own kernels, as before.
         RunOptions static_choice;
         static_choice.probe_dispatch = false;
         DispatchInfo fixed;
         REQUIRE(ExplainDispatch(call, static_choice, &fixed).ok());
         CHECK(fixed.why.find("summed into place") == std::string::npos);
-        CHECK(fixed.why.find("strided kernels") == std::string::npos);
+        CHECK(fixed.why.find("own kernels") == std::string::npos);
     }
 }
 

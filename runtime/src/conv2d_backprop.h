@@ -26,7 +26,7 @@
 #include "halide_call.h"
 #include "nhwc_detour.h"
 #include "scratch.h"
-#include "strided_pointwise.h"
+#include "taps_pointwise.h"
 #include "tf_checks.h"
 
 namespace gradtune::internal {
@@ -191,26 +191,26 @@ Status RunConv2DBackpropKernel(const Conv2DBackpropPrepared &p, bool output_is_i
                                const ConstTensorRef &out_backprop, const TensorRef &output,
                                const RunOptions &options);
 
-// The stride-1 call of a strided input gradient's out_backprop grid, the
-// filter's taps as channels (strided_pointwise.h), as its own call: its own
+// The stride-1 call of an input gradient's out_backprop grid, the
+// filter's taps as channels (taps_pointwise.h), as its own call: its own
 // pointwise view and dispatch.
-inline Conv2DBackpropPrepared strided_pointwise_prepared(const Conv2DBackpropPrepared &p, int64_t out_rows,
-                                                         int64_t out_cols) {
+inline Conv2DBackpropPrepared taps_pointwise_prepared(const Conv2DBackpropPrepared &p, int64_t out_rows,
+                                                      int64_t out_cols) {
     Conv2DBackpropPrepared q = p;
-    q.info = strided_pointwise_twin(p.info, out_rows, out_cols);
+    q.info = taps_pointwise_twin(p.info, out_rows, out_cols);
     q.stride_rows = q.stride_cols = 1;
     q.pad_top = q.pad_left = 0;
     PointwiseView(&q);
     return q;
 }
 
-// A strided input gradient as its pointwise call, summed into place
-// (strided_pointwise.h), or on the strided kernels (`direct(options)`),
+// An input gradient as its pointwise call, summed into place
+// (taps_pointwise.h), or on its own kernels (`direct(options)`),
 // whichever measured faster on the signature's first call:
 // `pointwise(q, filter, out, options)` runs the stride-1 call `q` with the
 // filter read as [1, 1, FH FW C, O] into `out`, in scratch memory.
 template <typename Pointwise, typename Direct>
-Status RunStridedOrPointwise(const Conv2DBackpropPrepared &p, const ConstTensorRef &filter,
+Status RunDirectOrTapsPointwise(const Conv2DBackpropPrepared &p, const ConstTensorRef &filter,
                              const ConstTensorRef &out_backprop, const TensorRef &output, const RunOptions &options,
                              Pointwise pointwise, Direct direct) {
     TapsIntoPlace g;
@@ -222,23 +222,23 @@ Status RunStridedOrPointwise(const Conv2DBackpropPrepared &p, const ConstTensorR
     g.stride_cols = p.stride_cols;
     g.pad_top = p.pad_top;
     g.pad_left = p.pad_left;
-    const Conv2DBackpropPrepared q = strided_pointwise_prepared(p, g.rows, g.cols);
+    const Conv2DBackpropPrepared q = taps_pointwise_prepared(p, g.rows, g.cols);
     const int64_t taps_channels = g.taps_rows * g.taps_cols * filter.shape[2];
     const ConstTensorRef taps_filter{filter.dtype, {1, 1, taps_channels, filter.shape[3]}, filter.data};
     const std::vector<int64_t> shape = {out_backprop.shape[0], g.rows, g.cols, taps_channels};
     auto scratch = [&] {
         const size_t bytes = static_cast<size_t>(NumElements(shape)) * DataTypeSize(output.dtype);
-        return TensorRef{output.dtype, shape, scratch_buffer(ScratchBuffer::phase_output, bytes)};
+        return TensorRef{output.dtype, shape, scratch_buffer(ScratchBuffer::taps_products, bytes)};
     };
     auto detour = [&](const RunOptions &o) {
         const TensorRef products = scratch();
         if (!products.data)
-            return ResourceExhausted("gradtune: no memory for a strided input gradient's pointwise call");
+            return ResourceExhausted("gradtune: no memory for an input gradient's pointwise call");
         GRADTUNE_RETURN_IF_ERROR(pointwise(q, taps_filter, products, o));
         sum_taps_into_place(products.data, g, output, o.parallel);
         return Status::OK();
     };
-    StridedPointwiseChoice choice = strided_pointwise_choice(p.info, options);
+    TapsPointwiseChoice choice = taps_pointwise_choice(p.info, options);
     if (!choice.known && !probe_running_here()) {
         // The pointwise call's own probe first (a nearest record for it
         // serves only once measured faster than its default), then both
@@ -257,8 +257,8 @@ Status RunStridedOrPointwise(const Conv2DBackpropPrepared &p, const ConstTensorR
                 best[way] = std::min(best[way], ms.count());
             }
         }
-        remember_strided_pointwise_choice(p.info, best[0] < best[1], best[0], best[1]);
-        choice = strided_pointwise_choice(p.info, options);
+        remember_taps_pointwise_choice(p.info, best[0] < best[1], best[0], best[1]);
+        choice = taps_pointwise_choice(p.info, options);
     }
     return choice.detour ? detour(options) : direct(options);
 }
@@ -306,9 +306,9 @@ Status ExecuteConv2DBackprop(const Conv2DBackpropPrepared &p, bool output_is_inp
     // Dense tensors only: a group block's activations are channel slices
     // (pitches), which neither the products nor their sums into place take.
     if (output_is_input && p.format == tf::DataFormat::kNHWC && !p.out_backprop_pitch && !p.activation_pitch &&
-        strided_pointwise_fits(p.info, options, &rows, &cols) && rows == out_backprop.shape[1] &&
+        taps_pointwise_fits(p.info, options, &rows, &cols) && rows == out_backprop.shape[1] &&
         cols == out_backprop.shape[2])
-        return RunStridedOrPointwise(
+        return RunDirectOrTapsPointwise(
             p, tensor, out_backprop, output, options,
             [&](const Conv2DBackpropPrepared &q, const ConstTensorRef &taps_filter, const TensorRef &out,
                 const RunOptions &o) {

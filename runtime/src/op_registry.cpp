@@ -10,7 +10,7 @@
 #include "dispatch.h"
 #include "group_blocks.h"
 #include "nhwc_detour.h"
-#include "strided_pointwise.h"
+#include "taps_pointwise.h"
 #include "op_entry.h"
 
 namespace gradtune {
@@ -214,23 +214,23 @@ Status ExplainDispatch(const OpCall &call, const RunOptions &options, DispatchIn
     }
     // Not for group blocks: their activations are channel slices (conv2d_backprop.h).
     if (int64_t rows = 0, cols = 0;
-        !group_blocks && internal::strided_pointwise_fits(call_info, options, &rows, &cols)) {
+        !group_blocks && internal::taps_pointwise_fits(call_info, options, &rows, &cols)) {
         // Decided by the signature's first call (or not yet: it then runs
         // both ways, and this names the strided kernels).
-        const internal::StridedPointwiseChoice choice = internal::strided_pointwise_choice(call_info, options);
+        const internal::TapsPointwiseChoice choice = internal::taps_pointwise_choice(call_info, options);
         if (choice.known && choice.detour) {
             internal::Conv2DBackpropPrepared p;
             p.info = call_info;
             p.stride_rows = call_info.structure.at("stride_height");
             p.stride_cols = call_info.structure.at("stride_width");
-            call_info = internal::strided_pointwise_prepared(p, rows, cols).info;
-            detours += "a strided input gradient as the stride-1 1x1 call of its out_backprop positions, the "
-                       "filter's taps as channels, summed into place (" + choice.why + "): ";
+            call_info = internal::taps_pointwise_prepared(p, rows, cols).info;
+            detours += "an input gradient as the stride-1 1x1 call of its out_backprop positions, the filter's "
+                       "taps as channels, summed into place (" + choice.why + "): ";
         } else if (!choice.known) {
-            detours += "on the strided kernels until the signature's first call has measured them against its "
-                       "stride-1 pointwise call: ";
+            detours += "on the call's own kernels until the signature's first call has measured them against "
+                       "its stride-1 pointwise call: ";
         } else if (choice.measured) {
-            detours += "on the strided kernels (" + choice.why + "): ";
+            detours += "on the call's own kernels (" + choice.why + "): ";
         }
     }
     internal::Selection selection;

@@ -1,6 +1,7 @@
-// What the detours (nhwc_detour.h, dilation_phases.h, group_blocks.h) share: per-thread
-// scratch memory for the copies of a call's operands, and a parallel loop
-// on the call's threads for making them.
+// What the detours (nhwc_detour.h, dilation_phases.h, group_blocks.h,
+// taps_pointwise.h) share: per-thread scratch memory for the copies of a
+// call's operands, and a parallel loop on the call's threads for making
+// them.
 #pragma once
 
 #include <cstddef>
@@ -11,7 +12,8 @@
 namespace gradtune::internal {
 
 // The scratch buffers of a thread: the NCHW detour's and, inside it, the
-// dilation detour's or the group blocks' filter.
+// dilation detour's or the group blocks' filter, and inside any of those
+// the products of a call run as its pointwise call (taps_pointwise.h).
 enum class ScratchBuffer {
     nhwc_operand,
     nhwc_activation,
@@ -20,6 +22,7 @@ enum class ScratchBuffer {
     phase_activation,
     phase_output,
     group_filter,
+    taps_products,
     count
 };
 

@@ -1,4 +1,4 @@
-#include "strided_pointwise.h"
+#include "taps_pointwise.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -15,15 +15,14 @@ namespace gradtune::internal {
 namespace {
 
 // The call's geometry as TapsIntoPlace (out_backprop's grid and the pads
-// before it, as TF computes them), or false where it is no strided NHWC
-// input gradient of one group at dilation 1.
-bool strided_geometry(const CallInfo &info, TapsIntoPlace *g) {
+// before it, as TF computes them), or false where it is no NHWC input
+// gradient of one group at dilation 1, strided or of a small grid.
+bool taps_geometry(const CallInfo &info, TapsIntoPlace *g) {
     if (info.op != "Conv2DBackpropInput" || info.data_format != "NHWC") return false;
     const std::map<std::string, int> &s = info.structure;
     if (s.at("groups") != 1 || s.at("dilation_height") != 1 || s.at("dilation_width") != 1) return false;
     g->stride_rows = s.at("stride_height");
     g->stride_cols = s.at("stride_width");
-    if (g->stride_rows == 1 && g->stride_cols == 1) return false;
     g->taps_rows = s.at("filter_height");
     g->taps_cols = s.at("filter_width");
     if (g->taps_rows < 1 || g->taps_cols < 1) return false;
@@ -47,28 +46,33 @@ bool strided_geometry(const CallInfo &info, TapsIntoPlace *g) {
     }
     dimension(height, g->taps_rows, g->stride_rows, pads[0], pads[1], &g->rows, &g->pad_top);
     dimension(width, g->taps_cols, g->stride_cols, pads[2], pads[3], &g->cols, &g->pad_left);
-    return g->rows > 0 && g->cols > 0;
+    if (g->rows <= 0 || g->cols <= 0) return false;
+    // At stride 1 the kernels waste taps only at the borders: small grids
+    // alone (a 1x1 filter there is a pointwise call already).
+    if (g->stride_rows == 1 && g->stride_cols == 1)
+        return g->taps_rows * g->taps_cols > 1 && g->rows * g->cols <= kTapsPointwiseUnstridedPositions;
+    return true;
 }
 
 }  // namespace
 
-bool strided_pointwise_fits(const CallInfo &info, const RunOptions &options, int64_t *out_rows, int64_t *out_cols) {
+bool taps_pointwise_fits(const CallInfo &info, const RunOptions &options, int64_t *out_rows, int64_t *out_cols) {
     if (options.device != Device::cpu || !options.variant.empty() || options.external_kernel) return false;
     TapsIntoPlace g;
-    if (!strided_geometry(info, &g)) return false;
+    if (!taps_geometry(info, &g)) return false;
     const std::optional<DataType> dtype = DataTypeFromString(info.dtype);
     if (!dtype) return false;
     // Overlapping taps are summed in the dtype: float32 and float64 only.
     const bool overlap = g.taps_rows > g.stride_rows || g.taps_cols > g.stride_cols;
     if (overlap && *dtype != DataType::kFloat && *dtype != DataType::kDouble) return false;
     const int64_t products = info.shape.at("N") * g.rows * g.cols * g.taps_rows * g.taps_cols * info.shape.at("C");
-    if (products > kStridedPointwiseScratchBytes / DataTypeSize(*dtype)) return false;
+    if (products > kTapsPointwiseScratchBytes / DataTypeSize(*dtype)) return false;
     *out_rows = g.rows;
     *out_cols = g.cols;
     return true;
 }
 
-CallInfo strided_pointwise_twin(const CallInfo &info, int64_t out_rows, int64_t out_cols) {
+CallInfo taps_pointwise_twin(const CallInfo &info, int64_t out_rows, int64_t out_cols) {
     CallInfo twin = info;
     const int64_t taps = static_cast<int64_t>(info.structure.at("filter_height")) * info.structure.at("filter_width");
     twin.structure["stride_height"] = twin.structure["stride_width"] = 1;
@@ -85,30 +89,29 @@ CallInfo strided_pointwise_twin(const CallInfo &info, int64_t out_rows, int64_t 
 namespace {
 
 // The choices measured so far, for the process's life.
-ProbeDecisions<StridedPointwiseChoice> &choices() {
-    static auto *c =
-        new ProbeDecisions<StridedPointwiseChoice>;  // never destroyed: calls may run from static destructors
+ProbeDecisions<TapsPointwiseChoice> &choices() {
+    static auto *c = new ProbeDecisions<TapsPointwiseChoice>;  // never destroyed: calls may run from static destructors
     return *c;
 }
 
 }  // namespace
 
-StridedPointwiseChoice strided_pointwise_choice(const CallInfo &info, const RunOptions &options) {
-    if (const char *v = std::getenv("GRADTUNE_STRIDED_POINTWISE"); v && *v) {
-        if (std::strcmp(v, "detour") == 0) return {true, true, "GRADTUNE_STRIDED_POINTWISE=detour"};
-        if (std::strcmp(v, "direct") == 0) return {true, false, "GRADTUNE_STRIDED_POINTWISE=direct"};
+TapsPointwiseChoice taps_pointwise_choice(const CallInfo &info, const RunOptions &options) {
+    if (const char *v = std::getenv("GRADTUNE_TAPS_POINTWISE"); v && *v) {
+        if (std::strcmp(v, "detour") == 0) return {true, true, "GRADTUNE_TAPS_POINTWISE=detour"};
+        if (std::strcmp(v, "direct") == 0) return {true, false, "GRADTUNE_TAPS_POINTWISE=direct"};
     }
-    // Without probes, the static choice: the strided kernels, as before.
+    // Without probes, the static choice: the call's own kernels, as before.
     if (!probing(options)) return {true, false, "not probed"};
-    return choices().find(signature_key(info, Device::cpu)).value_or(StridedPointwiseChoice{});
+    return choices().find(signature_key(info, Device::cpu)).value_or(TapsPointwiseChoice{});
 }
 
-void remember_strided_pointwise_choice(const CallInfo &info, bool detour, double detour_ms, double direct_ms) {
+void remember_taps_pointwise_choice(const CallInfo &info, bool detour, double detour_ms, double direct_ms) {
     char why[160];
     std::snprintf(why, sizeof why,
-                  "probed on the signature's first call (as the pointwise call %.4f ms, strided %.4f ms)", detour_ms,
-                  direct_ms);
-    choices().remember(signature_key(info, Device::cpu), StridedPointwiseChoice{true, detour, why, true});
+                  "probed on the signature's first call (as the pointwise call %.4f ms, on its own kernels %.4f ms)",
+                  detour_ms, direct_ms);
+    choices().remember(signature_key(info, Device::cpu), TapsPointwiseChoice{true, detour, why, true});
 }
 
 namespace {
@@ -146,8 +149,8 @@ void sum_taps_into_place(const void *from, const TapsIntoPlace &g, const TensorR
                         const int64_t x = j * g.stride_cols - g.pad_left + kx;
                         if (x < 0 || x >= width) continue;
                         const char *product =
-                            src + ((((n * g.rows + i) * g.cols + j) * g.taps_rows + ky) * g.taps_cols + kx) *
-                                      channel_bytes;
+                            src +
+                            ((((n * g.rows + i) * g.cols + j) * g.taps_rows + ky) * g.taps_cols + kx) * channel_bytes;
                         char *place = row + x * channel_bytes;
                         if (!overlap)
                             std::memcpy(place, product, static_cast<size_t>(channel_bytes));

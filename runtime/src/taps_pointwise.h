@@ -1,5 +1,6 @@
-// The input gradient of a strided convolution (stride s > 1) as a pointwise
-// call. Each out_backprop position (y, x) feeds the input positions
+// The input gradient of a strided convolution (stride s > 1), or of a
+// small out_backprop grid at stride 1, as a pointwise call. Each
+// out_backprop position (y, x) feeds the input positions
 // (s y - pad + ky, s x - pad + kx) through the filter's taps (ky, kx), and
 // nothing else does. So the call is the stride-1 input gradient of
 // out_backprop's own grid with the filter's taps as channels: a 1x1 call
@@ -9,15 +10,16 @@
 // summed into place (a col2im), zeros where no tap lands. For a 1x1 filter
 // that is a scatter into every s-th row and column.
 //
-// The strided kernels instead run the output's whole grid: at stride 2 three
-// positions in four of it are zeros for a 1x1 filter, and a small grid spends
-// much of its time on taps that land in the padding. On ResNet-50's 1x1
-// stride-2 shortcuts (N=8, Sapphire Rapids class, gradtune-bench, one run):
-// 16x16x512 <- 8x8x1024 took 3.17 ms on its exact record, 1.96 ms as the
-// pointwise call before the scatter; 32x32x256 <- 16x16x512 2.18 ms against
-// 1.89 ms, where the scatter writes 8 MB. Which is faster depends on the
-// call, so the first call of each signature in a process times both
-// (dispatch.h's probes) and keeps the faster.
+// The kernels of the call itself instead run the output's whole grid: at stride 2 three
+// positions in four of it are zeros for a 1x1 filter, and a small grid
+// spends much of its time on taps that land in the padding (at stride 1
+// too: a 3x3 2x2x512 <- 2x2x512 call at N=8 ran at 0.23x oneDNN, Zen 4). On
+// ResNet-50's 1x1 stride-2 shortcuts (N=8, Sapphire Rapids class,
+// gradtune-bench, one run): 16x16x512 <- 8x8x1024 took 3.17 ms on its exact
+// record, 1.96 ms as the pointwise call before the scatter; 32x32x256 <-
+// 16x16x512 2.18 ms against 1.89 ms, where the scatter writes 8 MB. Which is
+// faster depends on the call, so the first call of each signature in a
+// process times both (dispatch.h's probes) and keeps the faster.
 #pragma once
 
 #include <cstdint>
@@ -32,31 +34,36 @@ namespace gradtune::internal {
 // The most scratch memory the pointwise call's products may take (they are
 // FH FW / (s_r s_c) times the output's size): above it the strided kernels
 // serve the call, without a probe.
-constexpr int64_t kStridedPointwiseScratchBytes = int64_t{64} << 20;
+constexpr int64_t kTapsPointwiseScratchBytes = int64_t{64} << 20;
 
-// Whether an input gradient can run as its strided pointwise call: NHWC, one
-// group, dilation 1, a stride above 1, on the CPU and without a forced
+// At stride 1, the largest out_backprop grid (positions) taken: beyond it
+// the kernels' border waste is small.
+constexpr int64_t kTapsPointwiseUnstridedPositions = 64;
+
+// Whether an input gradient can run as its pointwise call: NHWC, one group,
+// dilation 1, a stride above 1 (or, at stride 1, a filter larger than 1x1
+// and out_backprop's grid within kTapsPointwiseUnstridedPositions), on the CPU and without a forced
 // variant or external kernel, its products within
-// kStridedPointwiseScratchBytes, and, where taps overlap (a filter larger
+// kTapsPointwiseScratchBytes, and, where taps overlap (a filter larger
 // than the stride), float32 or float64 (the sums into place are in the
 // dtype: 16-bit dtypes would round each partial sum); then out_backprop's
 // grid, `out_rows` x `out_cols`.
-bool strided_pointwise_fits(const CallInfo &info, const RunOptions &options, int64_t *out_rows, int64_t *out_cols);
+bool taps_pointwise_fits(const CallInfo &info, const RunOptions &options, int64_t *out_rows, int64_t *out_cols);
 
 // The stride-1 1x1 call of out_backprop's grid, the filter's taps as
 // channels, as dispatch sees it.
-CallInfo strided_pointwise_twin(const CallInfo &info, int64_t out_rows, int64_t out_cols);
+CallInfo taps_pointwise_twin(const CallInfo &info, int64_t out_rows, int64_t out_cols);
 
 // Which way a signature runs: measured on its first call (or forced with
-// GRADTUNE_STRIDED_POINTWISE=detour|direct), unknown before.
-struct StridedPointwiseChoice {
+// GRADTUNE_TAPS_POINTWISE=detour|direct), unknown before.
+struct TapsPointwiseChoice {
     bool known = false;
     bool detour = false;
     std::string why;        // what decided it
     bool measured = false;  // a probe's (not the static choice or the variable's)
 };
-StridedPointwiseChoice strided_pointwise_choice(const CallInfo &info, const RunOptions &options);
-void remember_strided_pointwise_choice(const CallInfo &info, bool detour, double detour_ms, double direct_ms);
+TapsPointwiseChoice taps_pointwise_choice(const CallInfo &info, const RunOptions &options);
+void remember_taps_pointwise_choice(const CallInfo &info, bool detour, double detour_ms, double direct_ms);
 
 // Where the pointwise call's products go: out_backprop's grid (`rows` x
 // `cols`), the filter's taps, the strides and the pads before the first row
