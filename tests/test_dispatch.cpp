@@ -930,6 +930,68 @@ TEST_CASE("a strided or small-grid input gradient runs as its stride-1 pointwise
     }
 }
 
+TEST_CASE("a strided or small-grid filter gradient runs as its stride-1 pointwise call, the input's taps gathered "
+          "as channels, where that measured faster",
+          "[dispatch]") {
+    // Both ways give the generic variant's result: 1x1, 2x2, 3x3 and 5x5
+    // filters, unequal strides, SAME, VALID and EXPLICIT pads, stride 1 on a
+    // small grid, float32 and bfloat16 (its taps are copies, not sums).
+    struct Case {
+        int64_t h, w, sh, sw, fh, fw;
+        std::string padding;
+        DataType dtype = DataType::kFloat;
+    };
+    const int64_t n = 3, c = 20, o = 24;
+    for (const Case &k : {Case{8, 8, 2, 2, 1, 1, "VALID"}, Case{9, 7, 2, 3, 3, 3, "SAME"},
+                          Case{7, 7, 2, 2, 5, 5, "SAME"}, Case{10, 9, 2, 2, 2, 2, "VALID"},
+                          Case{9, 8, 2, 2, 3, 3, "EXPLICIT"}, Case{4, 4, 1, 1, 3, 3, "SAME"},
+                          Case{5, 3, 1, 1, 3, 3, "SAME", DataType::kBFloat16},
+                          Case{8, 8, 2, 2, 3, 3, "SAME", DataType::kBFloat16}}) {
+        const std::vector<int64_t> pads = {1, 2, 0, 1};  // EXPLICIT: top, bottom, left, right
+        auto out_size = [&](int64_t size, int64_t taps, int64_t stride, int64_t before, int64_t after) {
+            if (k.padding == "SAME") return (size + stride - 1) / stride;
+            if (k.padding == "VALID") before = after = 0;
+            return (size + before + after - taps) / stride + 1;
+        };
+        const int64_t oh = out_size(k.h, k.fh, k.sh, pads[0], pads[1]), ow = out_size(k.w, k.fw, k.sw, pads[2], pads[3]);
+        INFO(k.h << "x" << k.w << " filter " << k.fh << "x" << k.fw << " stride " << k.sh << "x" << k.sw << " "
+                 << k.padding << " " << DataTypeName(k.dtype));
+        std::map<std::string, AttrValue> attrs = {{"strides", std::vector<int64_t>{1, k.sh, k.sw, 1}},
+                                                  {"padding", k.padding}};
+        if (k.padding == "EXPLICIT")
+            attrs["explicit_paddings"] = std::vector<int64_t>{0, 0, pads[0], pads[1], pads[2], pads[3], 0, 0};
+        auto as_dtype = [&](const Tensor &t) {
+            Tensor cast(k.dtype, t.shape());
+            for (int64_t i = 0; i < t.num_elements(); i++) cast.store(i, t.load(i));
+            return cast;
+        };
+        const Tensor sizes = Tensor::FromVector(DataType::kInt32, {4}, std::vector<int64_t>{k.fh, k.fw, c, o});
+        const Tensor x = as_dtype(wave({n, k.h, k.w, c}, 0.7f)), dy = as_dtype(wave({n, oh, ow, o}, 1.9f));
+        const OpCall call{"Conv2DBackpropFilter", {{"input", x}, {"filter_sizes", sizes}, {"out_backprop", dy}}, attrs};
+        CallInfo info;
+        REQUIRE(DescribeCall(call, &info).ok());
+        int64_t rows = 0, cols = 0;
+        REQUIRE(taps_pointwise_fits(info, {}, &rows, &cols));
+        CHECK(rows == oh);
+        CHECK(cols == ow);
+        RunOptions forced;
+        forced.variant = std::string("Conv2DBackpropFilter_cpu_") + DataTypeName(k.dtype) + "_NHWC_generic";
+        std::vector<Tensor> generic, detoured, direct;
+        REQUIRE(RunOp(call, &generic, forced).ok());
+        setenv("GRADTUNE_TAPS_POINTWISE", "detour", 1);
+        DispatchInfo explained;
+        REQUIRE(ExplainDispatch(call, {}, &explained).ok());
+        CHECK(explained.why.find("the input's taps gathered as channels") != std::string::npos);
+        REQUIRE(RunOp(call, &detoured).ok());
+        setenv("GRADTUNE_TAPS_POINTWISE", "direct", 1);
+        REQUIRE(RunOp(call, &direct).ok());
+        unsetenv("GRADTUNE_TAPS_POINTWISE");
+        const double tolerance = k.dtype == DataType::kFloat ? 1e-5 : 1e-2;
+        CHECK(relative_difference(detoured[0], generic[0]) <= tolerance);
+        CHECK(relative_difference(direct[0], generic[0]) <= tolerance);
+    }
+}
+
 TEST_CASE("a grouped dense gradient only the generic variant has runs as ungrouped calls of its group blocks",
           "[dispatch]") {
     // Groups of 16 or more channels run one by one, smaller ones in blocks

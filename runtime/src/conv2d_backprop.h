@@ -191,9 +191,8 @@ Status RunConv2DBackpropKernel(const Conv2DBackpropPrepared &p, bool output_is_i
                                const ConstTensorRef &out_backprop, const TensorRef &output,
                                const RunOptions &options);
 
-// The stride-1 call of an input gradient's out_backprop grid, the
-// filter's taps as channels (taps_pointwise.h), as its own call: its own
-// pointwise view and dispatch.
+// The stride-1 call of out_backprop's grid, the filter's taps as channels
+// (taps_pointwise.h), as its own call: its own pointwise view and dispatch.
 inline Conv2DBackpropPrepared taps_pointwise_prepared(const Conv2DBackpropPrepared &p, int64_t out_rows,
                                                       int64_t out_cols) {
     Conv2DBackpropPrepared q = p;
@@ -204,38 +203,47 @@ inline Conv2DBackpropPrepared taps_pointwise_prepared(const Conv2DBackpropPrepar
     return q;
 }
 
-// An input gradient as its pointwise call, summed into place
-// (taps_pointwise.h), or on its own kernels (`direct(options)`),
-// whichever measured faster on the signature's first call:
-// `pointwise(q, filter, out, options)` runs the stride-1 call `q` with the
-// filter read as [1, 1, FH FW C, O] into `out`, in scratch memory.
+// A call as its pointwise call (taps_pointwise.h), or on its own kernels
+// (`direct(options)`), whichever measured faster on the signature's first
+// call: `pointwise(q, operand, out, options)` runs the stride-1 call `q`.
+// An input gradient's operand is the filter read as [1, 1, FH FW C, O] and
+// `out` its products, in scratch memory, then summed into place; a filter
+// gradient's operand is the input's taps gathered as channels, in scratch
+// memory, and `out` the filter gradient read as [1, 1, FH FW C, O].
 template <typename Pointwise, typename Direct>
-Status RunDirectOrTapsPointwise(const Conv2DBackpropPrepared &p, const ConstTensorRef &filter,
-                             const ConstTensorRef &out_backprop, const TensorRef &output, const RunOptions &options,
-                             Pointwise pointwise, Direct direct) {
+Status RunDirectOrTapsPointwise(const Conv2DBackpropPrepared &p, bool output_is_input, const ConstTensorRef &tensor,
+                                const ConstTensorRef &out_backprop, const TensorRef &output,
+                                const RunOptions &options, Pointwise pointwise, Direct direct) {
+    const std::vector<int64_t> &filter_shape = output_is_input ? tensor.shape : output.shape;
     TapsIntoPlace g;
     g.rows = out_backprop.shape[1];
     g.cols = out_backprop.shape[2];
-    g.taps_rows = filter.shape[0];
-    g.taps_cols = filter.shape[1];
+    g.taps_rows = filter_shape[0];
+    g.taps_cols = filter_shape[1];
     g.stride_rows = p.stride_rows;
     g.stride_cols = p.stride_cols;
     g.pad_top = p.pad_top;
     g.pad_left = p.pad_left;
     const Conv2DBackpropPrepared q = taps_pointwise_prepared(p, g.rows, g.cols);
-    const int64_t taps_channels = g.taps_rows * g.taps_cols * filter.shape[2];
-    const ConstTensorRef taps_filter{filter.dtype, {1, 1, taps_channels, filter.shape[3]}, filter.data};
+    const int64_t taps_channels = g.taps_rows * g.taps_cols * filter_shape[2];
+    const std::vector<int64_t> taps_filter_shape = {1, 1, taps_channels, filter_shape[3]};
     const std::vector<int64_t> shape = {out_backprop.shape[0], g.rows, g.cols, taps_channels};
     auto scratch = [&] {
         const size_t bytes = static_cast<size_t>(NumElements(shape)) * DataTypeSize(output.dtype);
         return TensorRef{output.dtype, shape, scratch_buffer(ScratchBuffer::taps_products, bytes)};
     };
+    // The pointwise call on `columns` (the products, or the gathered taps).
+    auto run_pointwise = [&](const TensorRef &columns, const RunOptions &o) {
+        if (output_is_input)
+            return pointwise(q, ConstTensorRef{tensor.dtype, taps_filter_shape, tensor.data}, columns, o);
+        return pointwise(q, ConstTensorRef(columns), TensorRef{output.dtype, taps_filter_shape, output.data}, o);
+    };
     auto detour = [&](const RunOptions &o) {
-        const TensorRef products = scratch();
-        if (!products.data)
-            return ResourceExhausted("gradtune: no memory for an input gradient's pointwise call");
-        GRADTUNE_RETURN_IF_ERROR(pointwise(q, taps_filter, products, o));
-        sum_taps_into_place(products.data, g, output, o.parallel);
+        const TensorRef columns = scratch();
+        if (!columns.data) return ResourceExhausted("gradtune: no memory for a call's pointwise call");
+        if (!output_is_input) gather_taps(tensor, g, columns, o.parallel);
+        GRADTUNE_RETURN_IF_ERROR(run_pointwise(columns, o));
+        if (output_is_input) sum_taps_into_place(columns.data, g, output, o.parallel);
         return Status::OK();
     };
     TapsPointwiseChoice choice = taps_pointwise_choice(p.info, options);
@@ -243,10 +251,11 @@ Status RunDirectOrTapsPointwise(const Conv2DBackpropPrepared &p, const ConstTens
         // The pointwise call's own probe first (a nearest record for it
         // serves only once measured faster than its default), then both
         // ways, three times each, alternately: the better run of each decides.
-        const TensorRef products = scratch();
-        if (products.data)
-            probe_dispatch(q.info, options,
-                           [&](const RunOptions &o) { return pointwise(q, taps_filter, products, o); });
+        const TensorRef columns = scratch();
+        if (columns.data) {
+            if (!output_is_input) gather_taps(tensor, g, columns, options.parallel);
+            probe_dispatch(q.info, options, [&](const RunOptions &o) { return run_pointwise(columns, o); });
+        }
         const ProbeRun running;
         double best[2] = {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
         for (int round = 0; round < 3; round++) {
@@ -305,17 +314,17 @@ Status ExecuteConv2DBackprop(const Conv2DBackpropPrepared &p, bool output_is_inp
     int64_t rows = 0, cols = 0;
     // Dense tensors only: a group block's activations are channel slices
     // (pitches), which neither the products nor their sums into place take.
-    if (output_is_input && p.format == tf::DataFormat::kNHWC && !p.out_backprop_pitch && !p.activation_pitch &&
+    if (p.format == tf::DataFormat::kNHWC && !p.out_backprop_pitch && !p.activation_pitch &&
         taps_pointwise_fits(p.info, options, &rows, &cols) && rows == out_backprop.shape[1] &&
         cols == out_backprop.shape[2])
         return RunDirectOrTapsPointwise(
-            p, tensor, out_backprop, output, options,
-            [&](const Conv2DBackpropPrepared &q, const ConstTensorRef &taps_filter, const TensorRef &out,
+            p, output_is_input, tensor, out_backprop, output, options,
+            [&](const Conv2DBackpropPrepared &q, const ConstTensorRef &operand, const TensorRef &out,
                 const RunOptions &o) {
-                return ExecuteConv2DBackprop<KernelSignature>(q, true, taps_filter, out_backprop, out, o);
+                return ExecuteConv2DBackprop<KernelSignature>(q, output_is_input, operand, out_backprop, out, o);
             },
             [&](const RunOptions &o) {
-                return RunConv2DBackpropKernel<KernelSignature>(p, true, tensor, out_backprop, output, o);
+                return RunConv2DBackpropKernel<KernelSignature>(p, output_is_input, tensor, out_backprop, output, o);
             });
     return RunConv2DBackpropKernel<KernelSignature>(p, output_is_input, tensor, out_backprop, output, options);
 }

@@ -216,7 +216,7 @@ Status ExplainDispatch(const OpCall &call, const RunOptions &options, DispatchIn
     if (int64_t rows = 0, cols = 0;
         !group_blocks && internal::taps_pointwise_fits(call_info, options, &rows, &cols)) {
         // Decided by the signature's first call (or not yet: it then runs
-        // both ways, and this names the strided kernels).
+        // both ways, and this names the call's own kernels).
         const internal::TapsPointwiseChoice choice = internal::taps_pointwise_choice(call_info, options);
         if (choice.known && choice.detour) {
             internal::Conv2DBackpropPrepared p;
@@ -224,8 +224,11 @@ Status ExplainDispatch(const OpCall &call, const RunOptions &options, DispatchIn
             p.stride_rows = call_info.structure.at("stride_height");
             p.stride_cols = call_info.structure.at("stride_width");
             call_info = internal::taps_pointwise_prepared(p, rows, cols).info;
-            detours += "an input gradient as the stride-1 1x1 call of its out_backprop positions, the filter's "
-                       "taps as channels, summed into place (" + choice.why + "): ";
+            detours += call_info.op == "Conv2DBackpropInput"
+                           ? "an input gradient as the stride-1 1x1 call of its out_backprop positions, the "
+                             "filter's taps as channels, summed into place (" + choice.why + "): "
+                           : "a filter gradient as the stride-1 1x1 call of its out_backprop positions, the "
+                             "input's taps gathered as channels (" + choice.why + "): ";
         } else if (!choice.known) {
             detours += "on the call's own kernels until the signature's first call has measured them against "
                        "its stride-1 pointwise call: ";

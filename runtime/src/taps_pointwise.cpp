@@ -15,10 +15,11 @@ namespace gradtune::internal {
 namespace {
 
 // The call's geometry as TapsIntoPlace (out_backprop's grid and the pads
-// before it, as TF computes them), or false where it is no NHWC input
-// gradient of one group at dilation 1, strided or of a small grid.
+// before it, as TF computes them), or false where it is no NHWC gradient of
+// one group at dilation 1, strided or of a small grid.
 bool taps_geometry(const CallInfo &info, TapsIntoPlace *g) {
-    if (info.op != "Conv2DBackpropInput" || info.data_format != "NHWC") return false;
+    if ((info.op != "Conv2DBackpropInput" && info.op != "Conv2DBackpropFilter") || info.data_format != "NHWC")
+        return false;
     const std::map<std::string, int> &s = info.structure;
     if (s.at("groups") != 1 || s.at("dilation_height") != 1 || s.at("dilation_width") != 1) return false;
     g->stride_rows = s.at("stride_height");
@@ -62,9 +63,11 @@ bool taps_pointwise_fits(const CallInfo &info, const RunOptions &options, int64_
     if (!taps_geometry(info, &g)) return false;
     const std::optional<DataType> dtype = DataTypeFromString(info.dtype);
     if (!dtype) return false;
-    // Overlapping taps are summed in the dtype: float32 and float64 only.
+    // An input gradient's overlapping taps are summed in the dtype: float32
+    // and float64 only. A filter gradient's taps are copies.
     const bool overlap = g.taps_rows > g.stride_rows || g.taps_cols > g.stride_cols;
-    if (overlap && *dtype != DataType::kFloat && *dtype != DataType::kDouble) return false;
+    if (info.op == "Conv2DBackpropInput" && overlap && *dtype != DataType::kFloat && *dtype != DataType::kDouble)
+        return false;
     const int64_t products = info.shape.at("N") * g.rows * g.cols * g.taps_rows * g.taps_cols * info.shape.at("C");
     if (products > kTapsPointwiseScratchBytes / DataTypeSize(*dtype)) return false;
     *out_rows = g.rows;
@@ -82,7 +85,9 @@ CallInfo taps_pointwise_twin(const CallInfo &info, int64_t out_rows, int64_t out
     twin.shape["C"] = taps * info.shape.at("C");
     twin.padding = "VALID";
     twin.explicit_paddings.clear();
-    twin.output_shapes = {{info.shape.at("N"), out_rows, out_cols, twin.shape["C"]}};
+    twin.output_shapes = {info.op == "Conv2DBackpropInput"
+                              ? std::vector<int64_t>{info.shape.at("N"), out_rows, out_cols, twin.shape["C"]}
+                              : std::vector<int64_t>{1, 1, twin.shape["C"], info.shape.at("O")}};
     return twin;
 }
 
@@ -158,6 +163,34 @@ void sum_taps_into_place(const void *from, const TapsIntoPlace &g, const TensorR
                             add_products(product, channels, reinterpret_cast<double *>(place));
                         else
                             add_products(product, channels, reinterpret_cast<float *>(place));
+                    }
+                }
+            }
+        },
+        parallel);
+}
+
+void gather_taps(const ConstTensorRef &from, const TapsIntoPlace &g, const TensorRef &to, ParallelRunner *parallel) {
+    const int64_t height = from.shape[1], width = from.shape[2];
+    const int64_t channel_bytes = from.shape[3] * static_cast<int64_t>(DataTypeSize(from.dtype));
+    const int64_t row_bytes = g.cols * g.taps_rows * g.taps_cols * channel_bytes;
+    const char *src = static_cast<const char *>(from.data);
+    char *dst = static_cast<char *>(to.data);
+    parallel_row_chunks(
+        from.shape[0] * g.rows, row_bytes,
+        [&](int64_t r) {
+            const int64_t n = r / g.rows, i = r % g.rows;
+            char *place = dst + r * row_bytes;
+            for (int64_t j = 0; j < g.cols; j++) {
+                for (int64_t ky = 0; ky < g.taps_rows; ky++) {
+                    const int64_t y = i * g.stride_rows - g.pad_top + ky;
+                    for (int64_t kx = 0; kx < g.taps_cols; kx++, place += channel_bytes) {
+                        const int64_t x = j * g.stride_cols - g.pad_left + kx;
+                        if (y < 0 || y >= height || x < 0 || x >= width)
+                            std::memset(place, 0, static_cast<size_t>(channel_bytes));
+                        else
+                            std::memcpy(place, src + ((n * height + y) * width + x) * channel_bytes,
+                                        static_cast<size_t>(channel_bytes));
                     }
                 }
             }
