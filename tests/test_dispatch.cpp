@@ -667,6 +667,20 @@ double relative_difference(const Tensor &a, const Tensor &b) {
     return std::sqrt(diff) / std::sqrt(norm);
 }
 
+// `call` with GRADTUNE_TAPS_POINTWISE forced each way, into `detoured` and
+// `direct`; ExplainDispatch, forced to the detour, names it with `says`.
+void run_taps_pointwise_both_ways(const OpCall &call, const std::string &says, std::vector<Tensor> *detoured,
+                                  std::vector<Tensor> *direct) {
+    setenv("GRADTUNE_TAPS_POINTWISE", "detour", 1);
+    DispatchInfo explained;
+    REQUIRE(ExplainDispatch(call, {}, &explained).ok());
+    CHECK(explained.why.find(says) != std::string::npos);
+    REQUIRE(RunOp(call, detoured).ok());
+    setenv("GRADTUNE_TAPS_POINTWISE", "direct", 1);
+    REQUIRE(RunOp(call, direct).ok());
+    unsetenv("GRADTUNE_TAPS_POINTWISE");
+}
+
 }  // namespace
 
 TEST_CASE("an NCHW call only the generic variant has in NCHW runs on the NHWC kernels, transposed", "[dispatch]") {
@@ -846,14 +860,7 @@ TEST_CASE("a strided or small-grid input gradient runs as its stride-1 pointwise
         CHECK_FALSE(taps_pointwise_fits(info, forced, &rows, &cols));
         std::vector<Tensor> generic, detoured, direct;
         REQUIRE(RunOp(call, &generic, forced).ok());
-        setenv("GRADTUNE_TAPS_POINTWISE", "detour", 1);
-        DispatchInfo explained;
-        REQUIRE(ExplainDispatch(call, {}, &explained).ok());
-        CHECK(explained.why.find("the filter's taps as channels, summed into place") != std::string::npos);
-        REQUIRE(RunOp(call, &detoured).ok());
-        setenv("GRADTUNE_TAPS_POINTWISE", "direct", 1);
-        REQUIRE(RunOp(call, &direct).ok());
-        unsetenv("GRADTUNE_TAPS_POINTWISE");
+        run_taps_pointwise_both_ways(call, "the filter's taps as channels, summed into place", &detoured, &direct);
         CHECK(relative_difference(detoured[0], generic[0]) <= 1e-5);
         CHECK(relative_difference(direct[0], generic[0]) <= 1e-5);
         if (k.fh == 1 && k.fw == 1 && pt == 0 && pl == 0) {
@@ -978,14 +985,7 @@ TEST_CASE("a strided or small-grid filter gradient runs as its stride-1 pointwis
         forced.variant = std::string("Conv2DBackpropFilter_cpu_") + DataTypeName(k.dtype) + "_NHWC_generic";
         std::vector<Tensor> generic, detoured, direct;
         REQUIRE(RunOp(call, &generic, forced).ok());
-        setenv("GRADTUNE_TAPS_POINTWISE", "detour", 1);
-        DispatchInfo explained;
-        REQUIRE(ExplainDispatch(call, {}, &explained).ok());
-        CHECK(explained.why.find("the input's taps gathered as channels") != std::string::npos);
-        REQUIRE(RunOp(call, &detoured).ok());
-        setenv("GRADTUNE_TAPS_POINTWISE", "direct", 1);
-        REQUIRE(RunOp(call, &direct).ok());
-        unsetenv("GRADTUNE_TAPS_POINTWISE");
+        run_taps_pointwise_both_ways(call, "the input's taps gathered as channels", &detoured, &direct);
         const double tolerance = k.dtype == DataType::kFloat ? 1e-5 : 1e-2;
         CHECK(relative_difference(detoured[0], generic[0]) <= tolerance);
         CHECK(relative_difference(direct[0], generic[0]) <= tolerance);
