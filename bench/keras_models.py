@@ -61,10 +61,14 @@ from gradtune_tf.timing import process_cpu_seconds  # noqa: E402
 
 class FractionalAvgPool(keras.layers.Layer):
     """tf.nn.fractional_avg_pool as a layer (Keras has none): Graham's
-    fractional pooling, ratio 1.6, overlapping, a fixed seed."""
+    fractional pooling, ratio 1.6, overlapping, a fixed seed. TensorFlow's
+    pooling has no bfloat16 kernel, so under mixed_bfloat16 it pools in
+    float32 (as a Keras user sets dtype="float32" on such a layer)."""
 
     def call(self, x):
-        return tf.nn.fractional_avg_pool(x, [1.0, 1.6, 1.6, 1.0], pseudo_random=True, overlapping=True, seed=7)[0]
+        y = tf.nn.fractional_avg_pool(tf.cast(x, tf.float32), [1.0, 1.6, 1.6, 1.0], pseudo_random=True,
+                                      overlapping=True, seed=7)[0]
+        return tf.cast(y, x.dtype)
 
 
 def _inverted_residual(x, expand, out, stride):
