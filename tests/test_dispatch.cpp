@@ -9,6 +9,7 @@
 #include <limits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <list>
 #include <map>
@@ -26,6 +27,7 @@
 #include "dilation_phases.h"
 #include "group_blocks.h"
 #include "dispatch.h"
+#include "float32_detour.h"
 #include "halide_call.h"
 #include "journal.h"
 #include "nhwc_detour.h"
@@ -989,6 +991,165 @@ TEST_CASE("a strided or small-grid filter gradient runs as its stride-1 pointwis
         const double tolerance = k.dtype == DataType::kFloat ? 1e-5 : 1e-2;
         CHECK(relative_difference(detoured[0], generic[0]) <= tolerance);
         CHECK(relative_difference(direct[0], generic[0]) <= tolerance);
+    }
+}
+
+TEST_CASE("16-bit float values widen to float32 exactly and round back to nearest even", "[dispatch]") {
+    // Every bit pattern of both types, through the detour's parallel copies,
+    // against tensor.h's scalar conversions; then float32 values halfway
+    // between two 16-bit ones, NaN, infinities and ones that overflow.
+    for (DataType dtype : {DataType::kBFloat16, DataType::kHalf}) {
+        INFO(DataTypeName(dtype));
+        Tensor all(dtype, {65536});
+        for (int i = 0; i < 65536; i++) all.as<uint16_t>()[i] = static_cast<uint16_t>(i);
+        const uint16_t *bits = all.as<uint16_t>();
+        std::vector<float> widened(65536);
+        widen_to_float32(all, widened.data(), nullptr);
+        int64_t wrong = 0;
+        for (size_t i = 0; i < widened.size(); i++) {
+            const float want = dtype == DataType::kBFloat16 ? BFloat16BitsToFloat(bits[i]) : HalfBitsToFloat(bits[i]);
+            wrong += std::isnan(want) ? !std::isnan(widened[i]) : std::memcmp(&want, &widened[i], 4) != 0;
+        }
+        CHECK(wrong == 0);
+        std::vector<float> values = widened;
+        for (float v : {1.0f + 1.0f / 256, 1.0f + 3.0f / 256, 1.0f + 1.0f / 2048, 1.0f + 3.0f / 2048, 65520.0f,
+                        -65519.0f, 3.4e38f, 1e-8f, -3e-5f, std::numeric_limits<float>::infinity(),
+                        -std::numeric_limits<float>::quiet_NaN()})
+            values.push_back(v);
+        for (int i = 0; i < 1000; i++) values.push_back(std::sin(0.37f * static_cast<float>(i)) * std::exp2(i % 40 - 20));
+        Tensor narrowed(dtype, {static_cast<int64_t>(values.size())});
+        narrow_from_float32(values.data(), narrowed.ref(), nullptr);
+        wrong = 0;
+        for (size_t i = 0; i < values.size(); i++) {
+            const uint16_t want = dtype == DataType::kBFloat16 ? FloatToBFloat16Bits(values[i]) : FloatToHalfBits(values[i]);
+            wrong += narrowed.as<uint16_t>()[i] != want;
+        }
+        CHECK(wrong == 0);
+    }
+}
+
+TEST_CASE("a 16-bit dense gradient runs as its float32 call where only the generic variant fits it, or where that "
+          "measured faster",
+          "[dispatch]") {
+    // The detour's result is the float32 call's on the widened operands,
+    // rounded once: bit for bit. A 5x5 stride-2 call has no 16-bit variant
+    // but the generic one, so it detours without a probe.
+    const int64_t n = 2, c = 8, o = 16;
+    auto as_dtype = [](const Tensor &t, DataType dtype) {
+        Tensor cast(dtype, t.shape());
+        for (int64_t i = 0; i < t.num_elements(); i++) cast.store(i, t.load(i));
+        return cast;
+    };
+    auto call_of = [](const std::string &op, const Tensor &operand, const Tensor &dy, const Tensor &sizes,
+                      int64_t stride) {
+        const std::map<std::string, AttrValue> attrs = {{"strides", std::vector<int64_t>{1, stride, stride, 1}},
+                                                        {"padding", std::string("SAME")}};
+        if (op == "Conv2DBackpropInput")
+            return OpCall{op, {{"input_sizes", sizes}, {"filter", operand}, {"out_backprop", dy}}, attrs};
+        return OpCall{op, {{"input", operand}, {"filter_sizes", sizes}, {"out_backprop", dy}}, attrs};
+    };
+    for (DataType dtype : {DataType::kBFloat16, DataType::kHalf})
+        for (const std::string op : {"Conv2DBackpropInput", "Conv2DBackpropFilter"}) {
+            INFO(op << " " << DataTypeName(dtype));
+            const bool input = op == "Conv2DBackpropInput";
+            const Tensor operand16 = as_dtype(input ? wave({5, 5, c, o}, 0.3f) : wave({n, 9, 9, c}, 0.3f), dtype);
+            const Tensor dy16 = as_dtype(wave({n, 5, 5, o}, 1.1f), dtype);
+            const Tensor sizes = Tensor::FromVector(DataType::kInt32, {4},
+                                                    input ? std::vector<int64_t>{n, 9, 9, c}
+                                                          : std::vector<int64_t>{5, 5, c, o});
+            const OpCall call = call_of(op, operand16, dy16, sizes, 2);
+            CallInfo info;
+            REQUIRE(DescribeCall(call, &info).ok());
+            REQUIRE(float32_detour_fits(info, {}));
+            Selection own;
+            REQUIRE(select_kernel(info, {}, &own).ok());
+            REQUIRE(own.tier == Tier::generic);
+            const DetourChoice choice = float32_detour_choice(info, {});
+            CHECK((choice.known && choice.detour));
+            DispatchInfo explained;
+            REQUIRE(ExplainDispatch(call, {}, &explained).ok());
+            INFO(explained.why);
+            CHECK(explained.why.find("call as its float32 call") != std::string::npos);
+            CHECK(explained.variant.find("_float32_") != std::string::npos);
+            std::vector<Tensor> detoured, widened;
+            REQUIRE(RunOp(call, &detoured).ok());
+            const Tensor operand32 = as_dtype(operand16, DataType::kFloat), dy32 = as_dtype(dy16, DataType::kFloat);
+            REQUIRE(RunOp(call_of(op, operand32, dy32, sizes, 2), &widened).ok());
+            Tensor rounded(dtype, widened[0].shape());
+            narrow_from_float32(widened[0].as<float>(), rounded.ref(), nullptr);
+            REQUIRE(detoured[0].dtype() == dtype);
+            CHECK(std::memcmp(detoured[0].data(), rounded.data(), static_cast<size_t>(rounded.num_elements()) * 2) == 0);
+            // Forced the other way: the 16-bit generic variant, the same sums.
+            setenv("GRADTUNE_FLOAT32_DETOUR", "direct", 1);
+            std::vector<Tensor> direct;
+            REQUIRE(ExplainDispatch(call, {}, &explained).ok());
+            CHECK(explained.variant.find(std::string("_") + DataTypeName(dtype) + "_") != std::string::npos);
+            REQUIRE(RunOp(call, &direct).ok());
+            unsetenv("GRADTUNE_FLOAT32_DETOUR");
+            CHECK(relative_difference(direct[0], detoured[0]) <= 1e-2);
+        }
+    SECTION("float32 and float64 calls, depthwise ones, forced variants and copies past the scratch limit do not "
+            "detour") {
+        const Tensor dy = as_dtype(wave({n, 5, 5, o}, 1.1f), DataType::kBFloat16);
+        const Tensor f = as_dtype(wave({5, 5, c, o}, 0.3f), DataType::kBFloat16);
+        const Tensor sizes = Tensor::FromVector(DataType::kInt32, {4}, std::vector<int64_t>{n, 9, 9, c});
+        CallInfo info;
+        REQUIRE(DescribeCall(call_of("Conv2DBackpropInput", f, dy, sizes, 2), &info).ok());
+        REQUIRE(float32_detour_fits(info, {}));
+        for (const char *other : {"float32", "float64"}) {
+            CallInfo changed = info;
+            changed.dtype = other;
+            CHECK_FALSE(float32_detour_fits(changed, {}));
+        }
+        CallInfo depthwise = info;
+        depthwise.op = "DepthwiseConv2dNativeBackpropInput";
+        CHECK_FALSE(float32_detour_fits(depthwise, {}));
+        RunOptions forced;
+        forced.variant = "Conv2DBackpropInput_cpu_bfloat16_NHWC_generic";
+        CHECK_FALSE(float32_detour_fits(info, forced));
+        // N H W (C + O) + 5 5 C O floats, at the limit and one image past it.
+        const int64_t per_image = 9 * 9 * (c + o), filter = 5 * 5 * c * o;
+        CallInfo large = info;
+        large.shape["N"] = (kFloat32DetourScratchBytes / 4 - filter) / per_image;
+        CHECK(float32_detour_fits(large, {}));
+        large.shape["N"] += 1;
+        CHECK_FALSE(float32_detour_fits(large, {}));
+    }
+    SECTION("where a 16-bit variant fits, the first call of a signature measures both ways, and its choice "
+            "stands") {
+        // A 3x3 stride-1 bfloat16 input gradient: the structure default of
+        // the bfloat16 dense suite (bench/suites/bf16_dense.txt) where this
+        // machine's class has one.
+        const Tensor f = as_dtype(wave({3, 3, c, o}, 0.3f), DataType::kBFloat16);
+        const Tensor dy = as_dtype(wave({n, 7, 7, o}, 1.7f), DataType::kBFloat16);
+        const Tensor sizes = Tensor::FromVector(DataType::kInt32, {4}, std::vector<int64_t>{n, 7, 7, c});
+        const OpCall call = call_of("Conv2DBackpropInput", f, dy, sizes, 1);
+        CallInfo info;
+        REQUIRE(DescribeCall(call, &info).ok());
+        Selection own;
+        REQUIRE(select_kernel(info, {}, &own).ok());
+        if (own.tier == Tier::generic) {
+            WARN("no bfloat16 3x3 input-gradient variant but the generic one for this machine: probe not checked");
+            return;
+        }
+        DispatchInfo before, after, again;
+        REQUIRE(ExplainDispatch(call, {}, &before).ok());
+        CHECK(before.why.find("until the signature's first call has measured them against its float32 call") !=
+              std::string::npos);
+        std::vector<Tensor> out;
+        REQUIRE(RunOp(call, &out).ok());
+        REQUIRE(ExplainDispatch(call, {}, &after).ok());
+        INFO(after.why);
+        CHECK(after.why.find("probed on the signature's first call (in float32 ") != std::string::npos);
+        REQUIRE(RunOp(call, &out).ok());
+        REQUIRE(ExplainDispatch(call, {}, &again).ok());
+        CHECK(again.why == after.why);
+        // Without probes, the 16-bit kernels.
+        RunOptions static_choice;
+        static_choice.probe_dispatch = false;
+        DispatchInfo fixed;
+        REQUIRE(ExplainDispatch(call, static_choice, &fixed).ok());
+        CHECK(fixed.variant.find("_bfloat16_") != std::string::npos);
     }
 }
 

@@ -19,6 +19,7 @@
 #include "conv_backprop_shape.h"
 #include "dilation_phases.h"
 #include "dispatch.h"
+#include "float32_detour.h"
 #include "gradtune/op_call.h"
 #include "gradtune/status.h"
 #include "gradtune/tensor.h"
@@ -246,34 +247,65 @@ Status RunDirectOrTapsPointwise(const Conv2DBackpropPrepared &p, bool output_is_
         if (output_is_input) sum_taps_into_place(columns.data, g, output, o.parallel);
         return Status::OK();
     };
-    TapsPointwiseChoice choice = taps_pointwise_choice(p.info, options);
+    DetourChoice choice = taps_pointwise_choice(p.info, options);
     if (!choice.known && !probe_running_here()) {
         // The pointwise call's own probe first (a nearest record for it
-        // serves only once measured faster than its default), then both
-        // ways, three times each, alternately: the better run of each decides.
+        // serves only once measured faster than its default), then both ways.
         const TensorRef columns = scratch();
         if (columns.data) {
             if (!output_is_input) gather_taps(tensor, g, columns, options.parallel);
             probe_dispatch(q.info, options, [&](const RunOptions &o) { return run_pointwise(columns, o); });
         }
-        const ProbeRun running;
-        double best[2] = {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
-        for (int round = 0; round < 3; round++) {
-            for (int way = 0; way < 2; way++) {
-                const auto start = std::chrono::steady_clock::now();
-                GRADTUNE_RETURN_IF_ERROR(way == 0 ? detour(options) : direct(options));
-                const std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - start;
-                best[way] = std::min(best[way], ms.count());
-            }
-        }
-        remember_taps_pointwise_choice(p.info, best[0] < best[1], best[0], best[1]);
+        GRADTUNE_RETURN_IF_ERROR(probe_two_ways(
+            taps_pointwise_decisions(), p.info, [&] { return detour(options); }, [&] { return direct(options); }));
         choice = taps_pointwise_choice(p.info, options);
     }
     return choice.detour ? detour(options) : direct(options);
 }
 
+// A 16-bit call as its float32 call (float32_detour.h), or on its own
+// 16-bit kernels (`direct(options)`), as the signature's choice says (on its
+// first call, measured): `widened(q, tensor, out_backprop, output)` runs the
+// float32 call `q` on the float32 copies.
+template <typename Widened, typename Direct>
+Status RunDirectOrFloat32(const Conv2DBackpropPrepared &p, const ConstTensorRef &tensor,
+                          const ConstTensorRef &out_backprop, const TensorRef &output, const RunOptions &options,
+                          Widened widened, Direct direct) {
+    auto detour = [&]() -> Status {
+        auto copy = [](ScratchBuffer which, const std::vector<int64_t> &shape) {
+            return TensorRef{DataType::kFloat, shape,
+                             scratch_buffer(which, static_cast<size_t>(NumElements(shape)) * sizeof(float))};
+        };
+        const TensorRef t = copy(ScratchBuffer::float32_operand, tensor.shape);
+        const TensorRef dy = copy(ScratchBuffer::float32_activation, out_backprop.shape);
+        const TensorRef out = copy(ScratchBuffer::float32_output, output.shape);
+        if (!t.data || !dy.data || !out.data) return ResourceExhausted("gradtune: no memory for a call's float32 copies");
+        widen_to_float32(tensor, static_cast<float *>(t.data), options.parallel);
+        widen_to_float32(out_backprop, static_cast<float *>(dy.data), options.parallel);
+        Conv2DBackpropPrepared q = p;
+        q.info = float32_twin(p.info);
+        GRADTUNE_RETURN_IF_ERROR(widened(q, ConstTensorRef(t), ConstTensorRef(dy), out));
+        narrow_from_float32(static_cast<const float *>(out.data), output, options.parallel);
+        return Status::OK();
+    };
+    DetourChoice choice = float32_detour_choice(p.info, options);
+    if (!choice.known && !probe_running_here()) {
+        // The float32 call once first, unreported, so that its own probes
+        // (records, the pointwise detour) decide; then both ways.
+        {
+            const QuietRun quiet;
+            GRADTUNE_RETURN_IF_ERROR(detour());
+        }
+        GRADTUNE_RETURN_IF_ERROR(
+            probe_two_ways(float32_detour_decisions(), p.info, detour, [&] { return direct(options); }));
+        choice = float32_detour_choice(p.info, options);
+    }
+    return choice.detour ? detour() : direct(options);
+}
+
 // Both ops' Execute(): zeros where no kernel needs to run, else the kernel
-// (an NCHW call on the NHWC kernels where only the generic variant has its
+// (a 16-bit call as its float32 call where that is faster: float32_detour.h;
+// an NCHW call on the NHWC kernels where only the generic variant has its
 // layout: nhwc_detour.h; a grouped call as ungrouped calls of its group
 // blocks where only the generic variant has its groups: group_blocks.h; a
 // dilated call as its undilated phases where only the generic variant has
@@ -286,11 +318,26 @@ Status RunDirectOrTapsPointwise(const Conv2DBackpropPrepared &p, bool output_is_
 // (c, w, h, n); a filter [FH, FW, Cg, O] as (o, ci, fw, fh). The tensor
 // operand is the filter when the output is the input gradient
 // (`output_is_input`), else the input; the output is the other one.
+// A 16-bit call first meets the float32 detour (float32_detour.h), unless
+// `may_widen` is false: the detour's own "direct" way.
 template <typename KernelSignature>
 Status ExecuteConv2DBackprop(const Conv2DBackpropPrepared &p, bool output_is_input, const ConstTensorRef &tensor,
-                             const ConstTensorRef &out_backprop, const TensorRef &output, const RunOptions &options) {
+                             const ConstTensorRef &out_backprop, const TensorRef &output, const RunOptions &options,
+                             bool may_widen = true) {
     if (output_without_kernel(output, p.zeros)) return Status::OK();
     GRADTUNE_RETURN_IF_ERROR(Conv2DBackpropRefusal(p, output.num_elements(), tensor, out_backprop));
+    // Dense tensors only (a group block's activations are channel slices).
+    if (may_widen && !p.out_backprop_pitch && !p.activation_pitch && float32_detour_fits(p.info, options))
+        return RunDirectOrFloat32(
+            p, tensor, out_backprop, output, options,
+            [&](const Conv2DBackpropPrepared &q, const ConstTensorRef &t, const ConstTensorRef &dy,
+                const TensorRef &out) {
+                return ExecuteConv2DBackprop<KernelSignature>(q, output_is_input, t, dy, out, options);
+            },
+            [&](const RunOptions &o) {
+                return ExecuteConv2DBackprop<KernelSignature>(p, output_is_input, tensor, out_backprop, output, o,
+                                                              /*may_widen=*/false);
+            });
     if (p.format == tf::DataFormat::kNCHW && detour_to_nhwc(p.info, options))
         return run_on_nhwc(p, /*operand_is_activation=*/!output_is_input, tensor, out_backprop, output, options.parallel,
                            [&](const Conv2DBackpropPrepared &q, const ConstTensorRef &t, const ConstTensorRef &dy,

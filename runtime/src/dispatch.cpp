@@ -383,6 +383,46 @@ void probe_dispatch(const CallInfo &call, const RunOptions &options,
 
 bool probe_running_here() { return probe_running; }
 
+namespace {
+thread_local bool quiet_running = false;
+}  // namespace
+
+QuietRun::QuietRun() : outer_(quiet_running) { quiet_running = true; }
+QuietRun::~QuietRun() { quiet_running = outer_; }
+bool unreported_here() { return probe_running || quiet_running; }
+
+DetourChoice DetourDecisions::choice(const CallInfo &call, const RunOptions &options, const DetourChoice &unprobed) {
+    if (const char *v = std::getenv(variable_); v && *v) {
+        if (std::strcmp(v, "detour") == 0) return {true, true, std::string(variable_) + "=detour"};
+        if (std::strcmp(v, "direct") == 0) return {true, false, std::string(variable_) + "=direct"};
+    }
+    if (!probing(options)) return unprobed;
+    return decided_.find(signature_key(call, Device::cpu)).value_or(DetourChoice{});
+}
+
+void DetourDecisions::remember(const CallInfo &call, bool detour, double detour_ms, double direct_ms) {
+    char why[200];
+    std::snprintf(why, sizeof why, "probed on the signature's first call (%s %.4f ms, %s %.4f ms)", detour_words_,
+                  detour_ms, direct_words_, direct_ms);
+    decided_.remember(signature_key(call, Device::cpu), DetourChoice{true, detour, why, true});
+}
+
+Status probe_two_ways(DetourDecisions &decisions, const CallInfo &call, const std::function<Status()> &detour,
+                      const std::function<Status()> &direct) {
+    const ProbeRun running;
+    double best[2] = {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
+    for (int round = 0; round < 3; round++) {
+        for (int way = 0; way < 2; way++) {
+            const auto start = std::chrono::steady_clock::now();
+            GRADTUNE_RETURN_IF_ERROR(way == 0 ? detour() : direct());
+            const std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - start;
+            best[way] = std::min(best[way], ms.count());
+        }
+    }
+    decisions.remember(call, best[0] < best[1], best[0], best[1]);
+    return Status::OK();
+}
+
 Status select_kernel(const CallInfo &call, const RunOptions &options, Selection *selection) {
     const bool tuned_usable = tuned_usable_on(options.device);
     if (!options.variant.empty() || options.external_kernel)

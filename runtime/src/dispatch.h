@@ -129,6 +129,54 @@ public:
 private:
     bool outer_;
 };
+// Marks the calling thread's calls as unreported (neither GRADTUNE_VERBOSE
+// nor the journal) while it lives, their own probes still running: a
+// detour's warm-up run before its probe.
+class QuietRun {
+public:
+    QuietRun();
+    ~QuietRun();
+    QuietRun(const QuietRun &) = delete;
+    QuietRun &operator=(const QuietRun &) = delete;
+
+private:
+    bool outer_;
+};
+// Whether the calling thread's calls go unreported: a probe's or a QuietRun's.
+bool unreported_here();
+
+// Two ways of running a call, chosen per signature: a detour (the call in
+// another form: taps_pointwise.h, float32_detour.h) or the call's own
+// kernels. Forced with an environment variable (NAME=detour|direct), else
+// what the signature's first call measured (run_two_ways), else, where
+// probes are off or before that call, the static choice the detour gives.
+struct DetourChoice {
+    bool known = false;
+    bool detour = false;
+    std::string why;        // what decided it
+    bool measured = false;  // a probe's (not the static choice or the variable's)
+};
+class DetourDecisions {
+public:
+    // `variable` forces the choice; `detour_words` and `direct_words` name
+    // the two ways in the probe's why ("as the pointwise call").
+    DetourDecisions(const char *variable, const char *detour_words, const char *direct_words)
+        : variable_(variable), detour_words_(detour_words), direct_words_(direct_words) {}
+    // The variable's choice, else the probe's, else `unprobed` where probes
+    // are off, else unknown (the call is to measure both ways).
+    DetourChoice choice(const CallInfo &call, const RunOptions &options, const DetourChoice &unprobed);
+    void remember(const CallInfo &call, bool detour, double detour_ms, double direct_ms);
+
+private:
+    const char *variable_, *detour_words_, *direct_words_;
+    ProbeDecisions<DetourChoice> decided_;
+};
+// The probe of a signature's two ways: `detour()` and `direct()` three times
+// each, alternately, as a probe's runs (neither reported nor journalled);
+// the better run of each is remembered in `decisions`. Each way has run once
+// before (the caller's warm-up, its own probes decided) where that matters.
+Status probe_two_ways(DetourDecisions &decisions, const CallInfo &call, const std::function<Status()> &detour,
+                      const std::function<Status()> &direct);
 
 // Whether `kernel` can run `call` on `device`.
 bool fits(const Kernel &kernel, const CallInfo &call, Device device);

@@ -150,7 +150,7 @@ Status KernelCall::begin(const CallInfo &info, const RunOptions &options) {
 Status KernelCall::finish(int result, halide_buffer_t *output, std::initializer_list<halide_buffer_t *> inputs) {
     Status status = kernel_status(result, context_, selection_.name);
     if (status.ok() && device_ == Device::cuda) status = finish_cuda_call(&context_, output, inputs);
-    if (probe_running_here()) return status;  // a probe's run: the call's own run reports
+    if (unreported_here()) return status;  // a probe's run (or a warm-up): the call's own run reports
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
     if (verbose_enabled()) report_call(*info_, device_, selection_, ms);
     if (status.ok() && journal_enabled()) journal_call(*info_, device_, selection_, ms);

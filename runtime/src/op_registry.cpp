@@ -8,6 +8,7 @@
 #include "conv2d_backprop.h"
 #include "dilation_phases.h"
 #include "dispatch.h"
+#include "float32_detour.h"
 #include "group_blocks.h"
 #include "nhwc_detour.h"
 #include "taps_pointwise.h"
@@ -187,11 +188,27 @@ Status DescribeCall(const OpCall &call, CallInfo *info) {
 Status ExplainDispatch(const OpCall &call, const RunOptions &options, DispatchInfo *info) {
     CallInfo call_info;
     GRADTUNE_RETURN_IF_ERROR(DescribeCall(call, &call_info));
-    // The detours, in the order the ops take them: NCHW to NHWC, a grouped
-    // call to its group blocks, a dilated call to its undilated phases; then
-    // the kernel, on slices of a filter gradient's output channels where its
-    // tile does not divide them.
+    // The detours, in the order the ops take them: a 16-bit call to float32,
+    // NCHW to NHWC, a grouped call to its group blocks, a dilated call to its
+    // undilated phases, a strided or small-grid call to its pointwise call;
+    // then the kernel, on slices of a filter gradient's output channels where
+    // its tile does not divide them.
     std::string detours;
+    if (internal::float32_detour_fits(call_info, options)) {
+        // Decided by the signature's first call where a 16-bit variant fits
+        // (or not yet: it then runs both ways, and this names its own kernels).
+        const internal::DetourChoice choice = internal::float32_detour_choice(call_info, options);
+        if (choice.known && choice.detour) {
+            detours += "a " + call_info.dtype + " call as its float32 call, its operands widened and its output "
+                       "rounded once (" + choice.why + "): ";
+            call_info = internal::float32_twin(call_info);
+        } else if (!choice.known) {
+            detours += "on the call's " + call_info.dtype + " kernels until the signature's first call has measured "
+                       "them against its float32 call: ";
+        } else if (choice.measured) {
+            detours += "on the call's " + call_info.dtype + " kernels (" + choice.why + "): ";
+        }
+    }
     if (internal::detour_to_nhwc(call_info, options)) {
         call_info = internal::nhwc_twin(call_info);
         detours += "an NCHW call on the NHWC kernels (transposed; only the generic variant has NCHW): ";
@@ -217,7 +234,7 @@ Status ExplainDispatch(const OpCall &call, const RunOptions &options, DispatchIn
         !group_blocks && internal::taps_pointwise_fits(call_info, options, &rows, &cols)) {
         // Decided by the signature's first call (or not yet: it then runs
         // both ways, and this names the call's own kernels).
-        const internal::TapsPointwiseChoice choice = internal::taps_pointwise_choice(call_info, options);
+        const internal::DetourChoice choice = internal::taps_pointwise_choice(call_info, options);
         if (choice.known && choice.detour) {
             internal::Conv2DBackpropPrepared p;
             p.info = call_info;

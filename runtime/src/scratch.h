@@ -1,5 +1,5 @@
-// What the detours (nhwc_detour.h, dilation_phases.h, group_blocks.h,
-// taps_pointwise.h) share: per-thread scratch memory for the copies of a
+// What the detours (float32_detour.h, nhwc_detour.h, dilation_phases.h,
+// group_blocks.h, taps_pointwise.h) share: per-thread scratch memory for the copies of a
 // call's operands, and a parallel loop on the call's threads for making
 // them.
 #pragma once
@@ -11,10 +11,14 @@
 
 namespace gradtune::internal {
 
-// The scratch buffers of a thread: the NCHW detour's and, inside it, the
+// The scratch buffers of a thread: a 16-bit call's float32 copies
+// (float32_detour.h) and, inside it, the NCHW detour's and, inside that, the
 // dilation detour's or the group blocks' filter, and inside any of those
 // the products of a call run as its pointwise call (taps_pointwise.h).
 enum class ScratchBuffer {
+    float32_operand,
+    float32_activation,
+    float32_output,
     nhwc_operand,
     nhwc_activation,
     nhwc_output,

@@ -91,32 +91,15 @@ CallInfo taps_pointwise_twin(const CallInfo &info, int64_t out_rows, int64_t out
     return twin;
 }
 
-namespace {
-
-// The choices measured so far, for the process's life.
-ProbeDecisions<TapsPointwiseChoice> &choices() {
-    static auto *c = new ProbeDecisions<TapsPointwiseChoice>;  // never destroyed: calls may run from static destructors
-    return *c;
+DetourDecisions &taps_pointwise_decisions() {
+    // Never destroyed: calls may run from static destructors.
+    static auto *d = new DetourDecisions("GRADTUNE_TAPS_POINTWISE", "as the pointwise call", "on its own kernels");
+    return *d;
 }
 
-}  // namespace
-
-TapsPointwiseChoice taps_pointwise_choice(const CallInfo &info, const RunOptions &options) {
-    if (const char *v = std::getenv("GRADTUNE_TAPS_POINTWISE"); v && *v) {
-        if (std::strcmp(v, "detour") == 0) return {true, true, "GRADTUNE_TAPS_POINTWISE=detour"};
-        if (std::strcmp(v, "direct") == 0) return {true, false, "GRADTUNE_TAPS_POINTWISE=direct"};
-    }
+DetourChoice taps_pointwise_choice(const CallInfo &info, const RunOptions &options) {
     // Without probes, the static choice: the call's own kernels, as before.
-    if (!probing(options)) return {true, false, "not probed"};
-    return choices().find(signature_key(info, Device::cpu)).value_or(TapsPointwiseChoice{});
-}
-
-void remember_taps_pointwise_choice(const CallInfo &info, bool detour, double detour_ms, double direct_ms) {
-    char why[160];
-    std::snprintf(why, sizeof why,
-                  "probed on the signature's first call (as the pointwise call %.4f ms, on its own kernels %.4f ms)",
-                  detour_ms, direct_ms);
-    choices().remember(signature_key(info, Device::cpu), TapsPointwiseChoice{true, detour, why, true});
+    return taps_pointwise_decisions().choice(info, options, {true, false, "not probed"});
 }
 
 namespace {

@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <string>
 
+#include "dispatch.h"
 #include "gradtune/op_call.h"
 #include "gradtune/run_options.h"
 #include "gradtune/tensor.h"
@@ -65,16 +66,11 @@ bool taps_pointwise_fits(const CallInfo &info, const RunOptions &options, int64_
 // channels, as dispatch sees it.
 CallInfo taps_pointwise_twin(const CallInfo &info, int64_t out_rows, int64_t out_cols);
 
-// Which way a signature runs: measured on its first call (or forced with
-// GRADTUNE_TAPS_POINTWISE=detour|direct), unknown before.
-struct TapsPointwiseChoice {
-    bool known = false;
-    bool detour = false;
-    std::string why;        // what decided it
-    bool measured = false;  // a probe's (not the static choice or the variable's)
-};
-TapsPointwiseChoice taps_pointwise_choice(const CallInfo &info, const RunOptions &options);
-void remember_taps_pointwise_choice(const CallInfo &info, bool detour, double detour_ms, double direct_ms);
+// Which way a signature runs (GRADTUNE_TAPS_POINTWISE=detour|direct forces
+// it): measured on its first call, unknown before; where probes are off,
+// the call's own kernels.
+DetourChoice taps_pointwise_choice(const CallInfo &info, const RunOptions &options);
+DetourDecisions &taps_pointwise_decisions();
 
 // Where the taps of out_backprop's grid (`rows` x `cols`) lie in the input:
 // the filter's taps, the strides and the pads before the first row and
