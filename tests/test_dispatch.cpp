@@ -372,6 +372,54 @@ TEST_CASE("the verbose report of real calls names the variant dispatch chose", "
     if (tuned == 0) WARN("this build has no tuned records for this machine class: exact/nearest checked on the synthetic table only");
 }
 
+TEST_CASE("on a CPU that runs the AVX2 baseline, a structure default serves only after it measured faster than the "
+          "generic variant",
+          "[dispatch][avx2]") {
+    // The structure defaults' knobs were chosen on AVX-512 machines. Where
+    // the kernels run their AVX2 baseline (GRADTUNE_MAX_CPU_ISA=avx2: ctest's
+    // avx2. run of this test), a call a default serves is probed against the
+    // generic variant on its first call; elsewhere the default serves as is.
+    using namespace gradtune::testing;
+    // The first of a few structures with a default whose call no record
+    // serves here (records of other shapes serve as nearest).
+    const int64_t n = 1, h = 7, w = 5, c = 24;
+    std::list<Tensor> tensors;  // OpCall holds references
+    std::optional<OpCall> chosen;
+    DispatchInfo before, after;
+    for (const auto &[dtype, stride, dilation] : std::vector<std::tuple<DataType, int64_t, int64_t>>{
+             {DataType::kFloat, 1, 2}, {DataType::kBFloat16, 2, 1}, {DataType::kFloat, 2, 1}, {DataType::kFloat, 1, 1}}) {
+        const int64_t oh = (h + stride - 1) / stride, ow = (w + stride - 1) / stride;
+        const Tensor &filter = tensors.emplace_back(make_tensor(dtype, {3, 3, c, 1}, random_values(9 * c, 1, dtype)));
+        const Tensor &dy = tensors.emplace_back(make_tensor(dtype, {n, oh, ow, c}, random_values(n * oh * ow * c, 2, dtype)));
+        const Tensor &sizes = tensors.emplace_back(Tensor::FromVector(DataType::kInt32, {4}, std::vector<int64_t>{n, h, w, c}));
+        const OpCall call{"DepthwiseConv2dNativeBackpropInput",
+                          {{"input_sizes", sizes}, {"filter", filter}, {"out_backprop", dy}},
+                          {{"strides", std::vector<int64_t>{1, stride, stride, 1}},
+                           {"dilations", std::vector<int64_t>{1, dilation, dilation, 1}},
+                           {"padding", std::string("SAME")}}};
+        REQUIRE(ExplainDispatch(call, {}, &before).ok());
+        if (before.tier == "default") {
+            chosen = call;
+            break;
+        }
+    }
+    if (!chosen) {
+        WARN("every candidate 3x3 depthwise input gradient of 7x5x24 has a record here: not checked");
+        return;
+    }
+    const OpCall &call = *chosen;
+    std::vector<Tensor> out;
+    REQUIRE(RunOp(call, &out).ok());
+    REQUIRE(ExplainDispatch(call, {}, &after).ok());
+    INFO(after.why);
+    if (cpu_runs_avx2_baseline()) {
+        CHECK(after.why.find("probed on the signature's first call (default ") != std::string::npos);
+        CHECK((after.tier == "default" || after.tier == "generic"));
+    } else {
+        CHECK(after.why == before.why);
+    }
+}
+
 TEST_CASE("a record tuned for another shape serves a call only after it measured faster than what it displaces",
           "[dispatch]") {
     // This build's own records: a tuned depthwise input-gradient shape with

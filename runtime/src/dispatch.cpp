@@ -337,17 +337,44 @@ thread_local bool probe_running = false;
 ProbeRun::ProbeRun() : outer_(probe_running) { probe_running = true; }
 ProbeRun::~ProbeRun() { probe_running = outer_; }
 
+namespace {
+
+// Whether a selection is one a probe measures before it serves: a record of
+// another shape or class, or, on a CPU that runs the AVX2 baseline, a
+// structure default (its knobs were chosen on AVX-512 machines: under
+// GRADTUNE_MAX_CPU_ISA=avx2 FractionalAvgPoolGrad's defaults ran at
+// 0.57-0.88x the generic variant, Zen 4, default suite).
+bool measured_before_serving(const Selection &s, Device device) {
+    if (s.tier == Tier::nearest || s.tier == Tier::transferred) return true;
+    return s.tier == Tier::structure_default && device == Device::cpu && cpu_runs_avx2_baseline();
+}
+
+// What a probed selection displaces: a record, the structure default (else
+// the generic variant); a structure default, the generic variant.
+Status displaced_by(const CallInfo &call, const Selection &probed, Device device, Selection *displaced) {
+    const auto of_op = table_index().find(call.op);
+    if (of_op == table_index().end()) return Unimplemented("no variants of " + call.op);
+    if (probed.tier != Tier::structure_default)
+        return select_unmeasured(call, device, kernels(), of_op->second, displaced);
+    for (size_t i : of_op->second.kernels) {
+        const Kernel &k = kernels()[i];
+        if (k.generic() && fits(k, call, device)) {
+            *displaced = selected(k, Tier::generic, "no tuned variant for this structure");
+            return Status::OK();
+        }
+    }
+    return Unimplemented("no generic variant of " + call.op);
+}
+
+}  // namespace
+
 void probe_dispatch(const CallInfo &call, const RunOptions &options,
                     const std::function<Status(const RunOptions &)> &execute) {
     if (!probing(options) || probe_running) return;
     Selection record, displaced;
-    if (!select_kernel(call, options, &record).ok() || record.probed ||
-        (record.tier != Tier::nearest && record.tier != Tier::transferred))
+    if (!select_kernel(call, options, &record).ok() || record.probed || !measured_before_serving(record, options.device))
         return;
-    const auto of_op = table_index().find(call.op);
-    if (of_op == table_index().end() ||
-        !select_unmeasured(call, options.device, kernels(), of_op->second, &displaced).ok() ||
-        displaced.function == record.function) {
+    if (!displaced_by(call, record, options.device, &displaced).ok() || displaced.function == record.function) {
         // Nothing to measure it against (the record's setting is the one it
         // would displace, or the op has no other variant here).
         record.why = "not probed, nothing else to measure it against: " + record.why;
@@ -446,7 +473,7 @@ Status select_kernel(const CallInfo &call, const RunOptions &options, Selection 
             select_kernel(call, options, kernels(), tuned_shapes(), table_index(), selection, tuned_usable));
         // A record that a probe has yet to measure is not kept: the next
         // call must find the probe's choice.
-        if (probe && (selection->tier == Tier::nearest || selection->tier == Tier::transferred)) return Status::OK();
+        if (probe && measured_before_serving(*selection, options.device)) return Status::OK();
     }
     recent[next] = {call, options.device, probe, *selection};
     next = (next + 1) % kRecent;
