@@ -1076,12 +1076,12 @@ TEST_CASE("16-bit float values widen to float32 exactly and round back to neares
     }
 }
 
-TEST_CASE("a 16-bit dense gradient runs as its float32 call where only the generic variant fits it, or where that "
-          "measured faster",
+TEST_CASE("a 16-bit convolution gradient runs as its float32 call where that measured faster, or without probes "
+          "where only the generic variant fits it",
           "[dispatch]") {
     // The detour's result is the float32 call's on the widened operands,
-    // rounded once: bit for bit. A 5x5 stride-2 call has no 16-bit variant
-    // but the generic one, so it detours without a probe.
+    // rounded once: bit for bit, dense and depthwise. A 5x5 stride-2 call
+    // has no 16-bit variant but the generic one: without probes it detours.
     const int64_t n = 2, c = 8, o = 16;
     auto as_dtype = [](const Tensor &t, DataType dtype) {
         Tensor cast(dtype, t.shape());
@@ -1092,51 +1092,67 @@ TEST_CASE("a 16-bit dense gradient runs as its float32 call where only the gener
                       int64_t stride) {
         const std::map<std::string, AttrValue> attrs = {{"strides", std::vector<int64_t>{1, stride, stride, 1}},
                                                         {"padding", std::string("SAME")}};
-        if (op == "Conv2DBackpropInput")
+        if (op.find("BackpropInput") != std::string::npos)
             return OpCall{op, {{"input_sizes", sizes}, {"filter", operand}, {"out_backprop", dy}}, attrs};
         return OpCall{op, {{"input", operand}, {"filter_sizes", sizes}, {"out_backprop", dy}}, attrs};
     };
-    for (DataType dtype : {DataType::kBFloat16, DataType::kHalf})
-        for (const std::string op : {"Conv2DBackpropInput", "Conv2DBackpropFilter"}) {
-            INFO(op << " " << DataTypeName(dtype));
-            const bool input = op == "Conv2DBackpropInput";
-            const Tensor operand16 = as_dtype(input ? wave({5, 5, c, o}, 0.3f) : wave({n, 9, 9, c}, 0.3f), dtype);
-            const Tensor dy16 = as_dtype(wave({n, 5, 5, o}, 1.1f), dtype);
-            const Tensor sizes = Tensor::FromVector(DataType::kInt32, {4},
-                                                    input ? std::vector<int64_t>{n, 9, 9, c}
-                                                          : std::vector<int64_t>{5, 5, c, o});
-            const OpCall call = call_of(op, operand16, dy16, sizes, 2);
-            CallInfo info;
-            REQUIRE(DescribeCall(call, &info).ok());
-            REQUIRE(float32_detour_fits(info, {}));
-            Selection own;
-            REQUIRE(select_kernel(info, {}, &own).ok());
-            REQUIRE(own.tier == Tier::generic);
-            const DetourChoice choice = float32_detour_choice(info, {});
-            CHECK((choice.known && choice.detour));
-            DispatchInfo explained;
-            REQUIRE(ExplainDispatch(call, {}, &explained).ok());
-            INFO(explained.why);
-            CHECK(explained.why.find("call as its float32 call") != std::string::npos);
-            CHECK(explained.variant.find("_float32_") != std::string::npos);
-            std::vector<Tensor> detoured, widened;
-            REQUIRE(RunOp(call, &detoured).ok());
-            const Tensor operand32 = as_dtype(operand16, DataType::kFloat), dy32 = as_dtype(dy16, DataType::kFloat);
-            REQUIRE(RunOp(call_of(op, operand32, dy32, sizes, 2), &widened).ok());
-            Tensor rounded(dtype, widened[0].shape());
-            narrow_from_float32(widened[0].as<float>(), rounded.ref(), nullptr);
-            REQUIRE(detoured[0].dtype() == dtype);
-            CHECK(std::memcmp(detoured[0].data(), rounded.data(), static_cast<size_t>(rounded.num_elements()) * 2) == 0);
-            // Forced the other way: the 16-bit generic variant, the same sums.
-            setenv("GRADTUNE_FLOAT32_DETOUR", "direct", 1);
-            std::vector<Tensor> direct;
-            REQUIRE(ExplainDispatch(call, {}, &explained).ok());
-            CHECK(explained.variant.find(std::string("_") + DataTypeName(dtype) + "_") != std::string::npos);
-            REQUIRE(RunOp(call, &direct).ok());
-            unsetenv("GRADTUNE_FLOAT32_DETOUR");
-            CHECK(relative_difference(direct[0], detoured[0]) <= 1e-2);
-        }
-    SECTION("float32 and float64 calls, depthwise ones, forced variants and copies past the scratch limit do not "
+    SECTION("each way gives the float32 call's sums; without probes the detour, with them the first call's choice") {
+        for (DataType dtype : {DataType::kBFloat16, DataType::kHalf})
+            for (const std::string op : {"Conv2DBackpropInput", "Conv2DBackpropFilter", "DepthwiseConv2dNativeBackpropInput",
+                                         "DepthwiseConv2dNativeBackpropFilter"}) {
+                INFO(op << " " << DataTypeName(dtype));
+                const bool input = op.find("BackpropInput") != std::string::npos;
+                const int64_t out = op.find("Depthwise") == 0 ? c : o, multiplier = op.find("Depthwise") == 0 ? 1 : o;
+                const Tensor operand16 =
+                    as_dtype(input ? wave({5, 5, c, multiplier}, 0.3f) : wave({n, 9, 9, c}, 0.3f), dtype);
+                const Tensor dy16 = as_dtype(wave({n, 5, 5, out}, 1.1f), dtype);
+                const Tensor sizes = Tensor::FromVector(DataType::kInt32, {4},
+                                                        input ? std::vector<int64_t>{n, 9, 9, c}
+                                                              : std::vector<int64_t>{5, 5, c, multiplier});
+                const OpCall call = call_of(op, operand16, dy16, sizes, 2);
+                CallInfo info;
+                REQUIRE(DescribeCall(call, &info).ok());
+                REQUIRE(float32_detour_fits(info, {}));
+                Selection own;
+                REQUIRE(select_kernel(info, {}, &own).ok());
+                REQUIRE(own.tier == Tier::generic);
+                RunOptions static_choice;
+                static_choice.probe_dispatch = false;
+                const DetourChoice unprobed = float32_detour_choice(info, static_choice);
+                CHECK((unprobed.known && unprobed.detour));
+                DispatchInfo explained;
+                REQUIRE(ExplainDispatch(call, static_choice, &explained).ok());
+                INFO(explained.why);
+                CHECK(explained.why.find("call as its float32 call") != std::string::npos);
+                CHECK(explained.variant.find("_float32_") != std::string::npos);
+                std::vector<Tensor> detoured, widened;
+                setenv("GRADTUNE_FLOAT32_DETOUR", "detour", 1);
+                REQUIRE(RunOp(call, &detoured).ok());
+                unsetenv("GRADTUNE_FLOAT32_DETOUR");
+                const Tensor operand32 = as_dtype(operand16, DataType::kFloat), dy32 = as_dtype(dy16, DataType::kFloat);
+                REQUIRE(RunOp(call_of(op, operand32, dy32, sizes, 2), &widened).ok());
+                Tensor rounded(dtype, widened[0].shape());
+                narrow_from_float32(widened[0].as<float>(), rounded.ref(), nullptr);
+                REQUIRE(detoured[0].dtype() == dtype);
+                CHECK(std::memcmp(detoured[0].data(), rounded.data(), static_cast<size_t>(rounded.num_elements()) * 2) == 0);
+                // Forced the other way: the 16-bit generic variant, the same sums.
+                setenv("GRADTUNE_FLOAT32_DETOUR", "direct", 1);
+                std::vector<Tensor> direct;
+                REQUIRE(ExplainDispatch(call, {}, &explained).ok());
+                CHECK(explained.variant.find(std::string("_") + DataTypeName(dtype) + "_") != std::string::npos);
+                REQUIRE(RunOp(call, &direct).ok());
+                unsetenv("GRADTUNE_FLOAT32_DETOUR");
+                CHECK(relative_difference(direct[0], detoured[0]) <= 1e-2);
+                // With probes the first call measures both ways.
+                REQUIRE(ExplainDispatch(call, {}, &explained).ok());
+                CHECK(explained.why.find("until the signature's first call has measured them against its float32 call") !=
+                      std::string::npos);
+                REQUIRE(RunOp(call, &direct).ok());
+                REQUIRE(ExplainDispatch(call, {}, &explained).ok());
+                CHECK(explained.why.find("probed on the signature's first call (in float32 ") != std::string::npos);
+            }
+    }
+    SECTION("float32 and float64 calls, other ops, forced variants and copies past the scratch limit do not "
             "detour") {
         const Tensor dy = as_dtype(wave({n, 5, 5, o}, 1.1f), DataType::kBFloat16);
         const Tensor f = as_dtype(wave({5, 5, c, o}, 0.3f), DataType::kBFloat16);
@@ -1149,9 +1165,9 @@ TEST_CASE("a 16-bit dense gradient runs as its float32 call where only the gener
             changed.dtype = other;
             CHECK_FALSE(float32_detour_fits(changed, {}));
         }
-        CallInfo depthwise = info;
-        depthwise.op = "DepthwiseConv2dNativeBackpropInput";
-        CHECK_FALSE(float32_detour_fits(depthwise, {}));
+        CallInfo forward = info;
+        forward.op = "Conv2D";
+        CHECK_FALSE(float32_detour_fits(forward, {}));
         RunOptions forced;
         forced.variant = "Conv2DBackpropInput_cpu_bfloat16_NHWC_generic";
         CHECK_FALSE(float32_detour_fits(info, forced));

@@ -263,46 +263,6 @@ Status RunDirectOrTapsPointwise(const Conv2DBackpropPrepared &p, bool output_is_
     return choice.detour ? detour(options) : direct(options);
 }
 
-// A 16-bit call as its float32 call (float32_detour.h), or on its own
-// 16-bit kernels (`direct(options)`), as the signature's choice says (on its
-// first call, measured): `widened(q, tensor, out_backprop, output)` runs the
-// float32 call `q` on the float32 copies.
-template <typename Widened, typename Direct>
-Status RunDirectOrFloat32(const Conv2DBackpropPrepared &p, const ConstTensorRef &tensor,
-                          const ConstTensorRef &out_backprop, const TensorRef &output, const RunOptions &options,
-                          Widened widened, Direct direct) {
-    auto detour = [&]() -> Status {
-        auto copy = [](ScratchBuffer which, const std::vector<int64_t> &shape) {
-            return TensorRef{DataType::kFloat, shape,
-                             scratch_buffer(which, static_cast<size_t>(NumElements(shape)) * sizeof(float))};
-        };
-        const TensorRef t = copy(ScratchBuffer::float32_operand, tensor.shape);
-        const TensorRef dy = copy(ScratchBuffer::float32_activation, out_backprop.shape);
-        const TensorRef out = copy(ScratchBuffer::float32_output, output.shape);
-        if (!t.data || !dy.data || !out.data) return ResourceExhausted("gradtune: no memory for a call's float32 copies");
-        widen_to_float32(tensor, static_cast<float *>(t.data), options.parallel);
-        widen_to_float32(out_backprop, static_cast<float *>(dy.data), options.parallel);
-        Conv2DBackpropPrepared q = p;
-        q.info = float32_twin(p.info);
-        GRADTUNE_RETURN_IF_ERROR(widened(q, ConstTensorRef(t), ConstTensorRef(dy), out));
-        narrow_from_float32(static_cast<const float *>(out.data), output, options.parallel);
-        return Status::OK();
-    };
-    DetourChoice choice = float32_detour_choice(p.info, options);
-    if (!choice.known && !probe_running_here()) {
-        // The float32 call once first, unreported, so that its own probes
-        // (records, the pointwise detour) decide; then both ways.
-        {
-            const QuietRun quiet;
-            GRADTUNE_RETURN_IF_ERROR(detour());
-        }
-        GRADTUNE_RETURN_IF_ERROR(
-            probe_two_ways(float32_detour_decisions(), p.info, detour, [&] { return direct(options); }));
-        choice = float32_detour_choice(p.info, options);
-    }
-    return choice.detour ? detour() : direct(options);
-}
-
 // Both ops' Execute(): zeros where no kernel needs to run, else the kernel
 // (a 16-bit call as its float32 call where that is faster: float32_detour.h;
 // an NCHW call on the NHWC kernels where only the generic variant has its
@@ -328,11 +288,11 @@ Status ExecuteConv2DBackprop(const Conv2DBackpropPrepared &p, bool output_is_inp
     GRADTUNE_RETURN_IF_ERROR(Conv2DBackpropRefusal(p, output.num_elements(), tensor, out_backprop));
     // Dense tensors only (a group block's activations are channel slices).
     if (may_widen && !p.out_backprop_pitch && !p.activation_pitch && float32_detour_fits(p.info, options))
-        return RunDirectOrFloat32(
+        return run_direct_or_float32(
             p, tensor, out_backprop, output, options,
             [&](const Conv2DBackpropPrepared &q, const ConstTensorRef &t, const ConstTensorRef &dy,
-                const TensorRef &out) {
-                return ExecuteConv2DBackprop<KernelSignature>(q, output_is_input, t, dy, out, options);
+                const TensorRef &out, const RunOptions &o) {
+                return ExecuteConv2DBackprop<KernelSignature>(q, output_is_input, t, dy, out, o);
             },
             [&](const RunOptions &o) {
                 return ExecuteConv2DBackprop<KernelSignature>(p, output_is_input, tensor, out_backprop, output, o,

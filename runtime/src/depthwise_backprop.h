@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "float32_detour.h"
 #include "gradtune/op_call.h"
 #include "gradtune/status.h"
 #include "gradtune/tensor.h"
@@ -75,7 +76,8 @@ inline Status DepthwiseBackpropRefusal(const DepthwiseBackpropPrepared &p, int64
 }
 
 // Both ops' Execute(): zeros where no kernel needs to run, else the kernel
-// (an NCHW call on the NHWC kernels where only the generic variant has its
+// (a 16-bit call as its float32 call where that is faster: float32_detour.h;
+// an NCHW call on the NHWC kernels where only the generic variant has its
 // layout: nhwc_detour.h),
 // whose Halide signature (the op's generated header, so that a mismatch is a
 // compile error) takes the geometry, then the tensor operand, out_backprop
@@ -83,12 +85,25 @@ inline Status DepthwiseBackpropRefusal(const DepthwiseBackpropPrepared &p, int64
 // (c, w, h, n); the filter [FH, FW, C, M] as (m, c, fw, fh). The tensor
 // operand is the filter where the sizes give the input's shape, else the
 // input; the output is the other one.
+// A 16-bit call first meets the float32 detour (float32_detour.h), unless
+// `may_widen` is false: the detour's own "direct" way.
 template <typename KernelSignature>
 Status ExecuteDepthwiseBackprop(const DepthwiseBackpropOp &op, const DepthwiseBackpropPrepared &p,
                                 const ConstTensorRef &tensor, const ConstTensorRef &out_backprop,
-                                const TensorRef &output, const RunOptions &options) {
+                                const TensorRef &output, const RunOptions &options, bool may_widen = true) {
     if (output_without_kernel(output, p.zeros)) return Status::OK();
     GRADTUNE_RETURN_IF_ERROR(DepthwiseBackpropRefusal(p, output.num_elements(), tensor, out_backprop));
+    if (may_widen && float32_detour_fits(p.info, options))
+        return run_direct_or_float32(
+            p, tensor, out_backprop, output, options,
+            [&](const DepthwiseBackpropPrepared &q, const ConstTensorRef &t, const ConstTensorRef &dy,
+                const TensorRef &out, const RunOptions &o) {
+                return ExecuteDepthwiseBackprop<KernelSignature>(op, q, t, dy, out, o);
+            },
+            [&](const RunOptions &o) {
+                return ExecuteDepthwiseBackprop<KernelSignature>(op, p, tensor, out_backprop, output, o,
+                                                                 /*may_widen=*/false);
+            });
     if (p.format == tf::DataFormat::kNCHW && detour_to_nhwc(p.info, options))
         return run_on_nhwc(p, /*operand_is_activation=*/!op.sizes_are_input, tensor, out_backprop, output, options.parallel,
                            [&](const DepthwiseBackpropPrepared &q, const ConstTensorRef &t, const ConstTensorRef &dy,

@@ -171,8 +171,9 @@ private:
     const char *variable_, *detour_words_, *direct_words_;
     ProbeDecisions<DetourChoice> decided_;
 };
-// The probe of a signature's two ways: `detour()` and `direct()` three times
-// each, alternately, as a probe's runs (neither reported nor journalled);
+// The probe of a signature's two ways: `detour()` and `direct()` alternately,
+// at least three times each (short calls more), as a probe's runs (neither
+// reported nor journalled);
 // the better run of each is remembered in `decisions`. Each way has run once
 // before (the caller's warm-up, its own probes decided) where that matters.
 Status probe_two_ways(DetourDecisions &decisions, const CallInfo &call, const std::function<Status()> &detour,

@@ -13,14 +13,19 @@ namespace gradtune::internal {
 
 bool float32_detour_fits(const CallInfo &info, const RunOptions &options) {
     if (options.device != Device::cpu || !options.variant.empty() || options.external_kernel) return false;
-    if (info.op != "Conv2DBackpropInput" && info.op != "Conv2DBackpropFilter") return false;
+    const bool depthwise =
+        info.op == "DepthwiseConv2dNativeBackpropInput" || info.op == "DepthwiseConv2dNativeBackpropFilter";
+    if (info.op != "Conv2DBackpropInput" && info.op != "Conv2DBackpropFilter" && !depthwise) return false;
     if (info.dtype != "bfloat16" && info.dtype != "float16") return false;
     // The three float32 copies: out_backprop (at most N H W O elements),
-    // the input (or its gradient) and the filter (or its gradient).
+    // the input (or its gradient) and the filter (or its gradient), O being
+    // C M for a depthwise call of depth multiplier M.
     const auto &s = info.shape;
-    const int64_t filter = int64_t{info.structure.at("filter_height")} * info.structure.at("filter_width") *
-                           (s.at("C") / std::max(1, info.structure.at("groups"))) * s.at("O");
-    const int64_t activations = s.at("N") * s.at("H") * s.at("W") * (s.at("C") + s.at("O"));
+    const int64_t taps = int64_t{info.structure.at("filter_height")} * info.structure.at("filter_width");
+    const int64_t out_channels = depthwise ? s.at("C") * info.structure.at("depth_multiplier") : s.at("O");
+    const int64_t filter =
+        depthwise ? taps * out_channels : taps * (s.at("C") / std::max(1, info.structure.at("groups"))) * out_channels;
+    const int64_t activations = s.at("N") * s.at("H") * s.at("W") * (s.at("C") + out_channels);
     return (activations + filter) * int64_t{sizeof(float)} <= kFloat32DetourScratchBytes;
 }
 
@@ -38,11 +43,14 @@ DetourDecisions &float32_detour_decisions() {
 }
 
 DetourChoice float32_detour_choice(const CallInfo &info, const RunOptions &options) {
+    // Without probes: the detour where only the generic variant fits the
+    // 16-bit call (it converts every operand where it reads it).
     Selection own;
     const bool generic = select_kernel(info, options, &own).ok() && own.tier == Tier::generic;
-    if (generic && !std::getenv("GRADTUNE_FLOAT32_DETOUR"))
-        return {true, true, "in float32: only the generic variant fits the " + info.dtype + " call"};
-    return float32_detour_decisions().choice(info, options, {true, false, "not probed"});
+    const DetourChoice unprobed =
+        generic ? DetourChoice{true, true, "not probed; only the generic variant fits the " + info.dtype + " call"}
+                : DetourChoice{true, false, "not probed"};
+    return float32_detour_decisions().choice(info, options, unprobed);
 }
 
 namespace {
@@ -110,26 +118,29 @@ void narrow_chunk(const float *from, DataType dtype, uint16_t *to, int64_t n) {
 template <typename Chunk>
 void in_chunks(int64_t count, Chunk chunk, ParallelRunner *parallel) {
     const int64_t chunks = (count + kChunk - 1) / kChunk;
-    parallel_tasks(static_cast<int>(chunks),
-                   [&](int c) {
-                       const int64_t begin = c * kChunk;
-                       chunk(begin, std::min(count, begin + kChunk) - begin);
-                   },
-                   parallel);
+    parallel_tasks(
+        static_cast<int>(chunks),
+        [&](int c) {
+            const int64_t begin = c * kChunk;
+            chunk(begin, std::min(count, begin + kChunk) - begin);
+        },
+        parallel);
 }
 
 }  // namespace
 
 void widen_to_float32(const ConstTensorRef &from, float *to, ParallelRunner *parallel) {
     const auto *bits = static_cast<const uint16_t *>(from.data);
-    in_chunks(from.num_elements(), [&](int64_t begin, int64_t n) { widen_chunk(from.dtype, bits + begin, to + begin, n); },
-              parallel);
+    in_chunks(
+        from.num_elements(), [&](int64_t begin, int64_t n) { widen_chunk(from.dtype, bits + begin, to + begin, n); },
+        parallel);
 }
 
 void narrow_from_float32(const float *from, const TensorRef &to, ParallelRunner *parallel) {
     auto *bits = static_cast<uint16_t *>(to.data);
-    in_chunks(to.num_elements(), [&](int64_t begin, int64_t n) { narrow_chunk(from + begin, to.dtype, bits + begin, n); },
-              parallel);
+    in_chunks(
+        to.num_elements(), [&](int64_t begin, int64_t n) { narrow_chunk(from + begin, to.dtype, bits + begin, n); },
+        parallel);
 }
 
 }  // namespace gradtune::internal
