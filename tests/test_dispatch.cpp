@@ -731,6 +731,28 @@ void run_taps_pointwise_both_ways(const OpCall &call, const std::string &says, s
     unsetenv("GRADTUNE_TAPS_POINTWISE");
 }
 
+// A detour's first-call probe: before the signature's first call
+// ExplainDispatch says it is yet to measure (`before_says`), after it what it
+// measured (`after_says`), and later calls keep that choice. Returns the
+// static choice (no probes), for the caller's checks.
+DispatchInfo check_detour_probe(const OpCall &call, const std::string &before_says, const std::string &after_says) {
+    DispatchInfo before, after, again, fixed;
+    REQUIRE(ExplainDispatch(call, {}, &before).ok());
+    CHECK(before.why.find(before_says) != std::string::npos);
+    std::vector<Tensor> out;
+    REQUIRE(RunOp(call, &out).ok());
+    REQUIRE(ExplainDispatch(call, {}, &after).ok());
+    INFO(after.why);
+    CHECK(after.why.find(after_says) != std::string::npos);
+    REQUIRE(RunOp(call, &out).ok());
+    REQUIRE(ExplainDispatch(call, {}, &again).ok());
+    CHECK(again.why == after.why);
+    RunOptions static_choice;
+    static_choice.probe_dispatch = false;
+    REQUIRE(ExplainDispatch(call, static_choice, &fixed).ok());
+    return fixed;
+}
+
 }  // namespace
 
 TEST_CASE("an NCHW call only the generic variant has in NCHW runs on the NHWC kernels, transposed", "[dispatch]") {
@@ -966,22 +988,9 @@ TEST_CASE("a strided or small-grid input gradient runs as its stride-1 pointwise
         const Tensor sizes = Tensor::FromVector(DataType::kInt32, {4}, std::vector<int64_t>{n, k.h, k.w, c});
         const Tensor f = wave({1, 1, c, o}, 0.3f), dy = wave({n, 6, 6, o}, 1.1f);
         const OpCall call = call_of(k, f, dy, sizes);
-        DispatchInfo before, after, again;
-        REQUIRE(ExplainDispatch(call, {}, &before).ok());
-        CHECK(before.why.find("until the signature's first call has measured") != std::string::npos);
-        std::vector<Tensor> out;
-        REQUIRE(RunOp(call, &out).ok());
-        REQUIRE(ExplainDispatch(call, {}, &after).ok());
-        INFO(after.why);
-        CHECK(after.why.find("probed on the signature's first call (as the pointwise call ") != std::string::npos);
-        REQUIRE(RunOp(call, &out).ok());
-        REQUIRE(ExplainDispatch(call, {}, &again).ok());
-        CHECK(again.why == after.why);
+        const DispatchInfo fixed = check_detour_probe(call, "until the signature's first call has measured",
+                                                      "probed on the signature's first call (as the pointwise call ");
         // The static choice (no probes) is the call's own kernels, as before.
-        RunOptions static_choice;
-        static_choice.probe_dispatch = false;
-        DispatchInfo fixed;
-        REQUIRE(ExplainDispatch(call, static_choice, &fixed).ok());
         CHECK(fixed.why.find("summed into place") == std::string::npos);
         CHECK(fixed.why.find("own kernels") == std::string::npos);
     }
@@ -1196,23 +1205,10 @@ TEST_CASE("a 16-bit convolution gradient runs as its float32 call where that mea
             WARN("no bfloat16 3x3 input-gradient variant but the generic one for this machine: probe not checked");
             return;
         }
-        DispatchInfo before, after, again;
-        REQUIRE(ExplainDispatch(call, {}, &before).ok());
-        CHECK(before.why.find("until the signature's first call has measured them against its float32 call") !=
-              std::string::npos);
-        std::vector<Tensor> out;
-        REQUIRE(RunOp(call, &out).ok());
-        REQUIRE(ExplainDispatch(call, {}, &after).ok());
-        INFO(after.why);
-        CHECK(after.why.find("probed on the signature's first call (in float32 ") != std::string::npos);
-        REQUIRE(RunOp(call, &out).ok());
-        REQUIRE(ExplainDispatch(call, {}, &again).ok());
-        CHECK(again.why == after.why);
+        const DispatchInfo fixed =
+            check_detour_probe(call, "until the signature's first call has measured them against its float32 call",
+                               "probed on the signature's first call (in float32 ");
         // Without probes, the 16-bit kernels.
-        RunOptions static_choice;
-        static_choice.probe_dispatch = false;
-        DispatchInfo fixed;
-        REQUIRE(ExplainDispatch(call, static_choice, &fixed).ok());
         CHECK(fixed.variant.find("_bfloat16_") != std::string::npos);
     }
 }
