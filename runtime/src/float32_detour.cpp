@@ -6,6 +6,7 @@
 #include "scratch.h"
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -57,9 +58,19 @@ namespace {
 
 constexpr int64_t kChunk = 16384;  // elements per parallel task (64 KB of float32)
 
+// F16C and the AVX state it needs, from CPUID and XGETBV (clang 14's
+// __builtin_cpu_supports knows no "f16c").
 bool has_f16c() {
 #if defined(__x86_64__) && defined(__GNUC__)
-    static const bool yes = __builtin_cpu_supports("f16c");
+    static const bool yes = [] {
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+        const bool osxsave = c & (1u << 27), avx = c & (1u << 28), f16c = c & (1u << 29);
+        if (!osxsave || !avx || !f16c) return false;
+        unsigned lo = 0, hi = 0;
+        __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+        return (lo & 6u) == 6u;  // the OS saves the XMM and YMM registers
+    }();
     return yes;
 #else
     return false;
