@@ -419,12 +419,13 @@ QuietRun::QuietRun() : outer_(quiet_running) { quiet_running = true; }
 QuietRun::~QuietRun() { quiet_running = outer_; }
 bool unreported_here() { return probe_running || quiet_running; }
 
-DetourChoice DetourDecisions::choice(const CallInfo &call, const RunOptions &options, const DetourChoice &unprobed) {
+DetourChoice DetourDecisions::choice(const CallInfo &call, const RunOptions &options,
+                                     const std::function<DetourChoice()> &unprobed) {
     if (const char *v = std::getenv(variable_); v && *v) {
         if (std::strcmp(v, "detour") == 0) return {true, true, std::string(variable_) + "=detour"};
         if (std::strcmp(v, "direct") == 0) return {true, false, std::string(variable_) + "=direct"};
     }
-    if (!probing(options)) return unprobed;
+    if (!probing(options)) return unprobed();
     return decided_.find(signature_key(call, Device::cpu)).value_or(DetourChoice{});
 }
 

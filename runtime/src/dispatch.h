@@ -162,9 +162,10 @@ public:
     // the two ways in the probe's why ("as the pointwise call").
     DetourDecisions(const char *variable, const char *detour_words, const char *direct_words)
         : variable_(variable), detour_words_(detour_words), direct_words_(direct_words) {}
-    // The variable's choice, else the probe's, else `unprobed` where probes
+    // The variable's choice, else the probe's, else `unprobed()` where probes
     // are off, else unknown (the call is to measure both ways).
-    DetourChoice choice(const CallInfo &call, const RunOptions &options, const DetourChoice &unprobed);
+    DetourChoice choice(const CallInfo &call, const RunOptions &options,
+                        const std::function<DetourChoice()> &unprobed);
     void remember(const CallInfo &call, bool detour, double detour_ms, double direct_ms);
 
 private:

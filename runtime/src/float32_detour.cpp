@@ -45,13 +45,14 @@ DetourDecisions &float32_detour_decisions() {
 
 DetourChoice float32_detour_choice(const CallInfo &info, const RunOptions &options) {
     // Without probes: the detour where only the generic variant fits the
-    // 16-bit call (it converts every operand where it reads it).
-    Selection own;
-    const bool generic = select_kernel(info, options, &own).ok() && own.tier == Tier::generic;
-    const DetourChoice unprobed =
-        generic ? DetourChoice{true, true, "not probed; only the generic variant fits the " + info.dtype + " call"}
-                : DetourChoice{true, false, "not probed"};
-    return float32_detour_decisions().choice(info, options, unprobed);
+    // 16-bit call (it converts every operand where it reads it). Asked only
+    // then: a call's choice is read on every call.
+    return float32_detour_decisions().choice(info, options, [&] {
+        Selection own;
+        if (select_kernel(info, options, &own).ok() && own.tier == Tier::generic)
+            return DetourChoice{true, true, "not probed; only the generic variant fits the " + info.dtype + " call"};
+        return DetourChoice{true, false, "not probed"};
+    });
 }
 
 namespace {

@@ -99,7 +99,7 @@ DetourDecisions &taps_pointwise_decisions() {
 
 DetourChoice taps_pointwise_choice(const CallInfo &info, const RunOptions &options) {
     // Without probes, the static choice: the call's own kernels, as before.
-    return taps_pointwise_decisions().choice(info, options, {true, false, "not probed"});
+    return taps_pointwise_decisions().choice(info, options, [] { return DetourChoice{true, false, "not probed"}; });
 }
 
 namespace {
