@@ -80,6 +80,10 @@ public:
             cpu ? gradtune::Conv2DBackpropInputCpuKnobs::from(checked) : gradtune::Conv2DBackpropInputCpuKnobs{};
         const bool dot = cpu && cpu_knobs.algorithm == 1;
         const bool winograd = cpu && cpu_knobs.algorithm == 2;
+        // bf16_pairs: the dot's operands stay bfloat16 (no widened copies),
+        // multiplied two output channels at a time where the target has
+        // vdpbf16ps; elsewhere the knob compiles the plain dot.
+        p.bf16_pairs = dot && cpu_knobs.bf16_pairs && has_bf16_dot(get_target());
 
         // The filter as the reduction reads it: (c, o, fw, fh). The direct
         // and Winograd schedules pack it channel-major, so that a vector
@@ -94,7 +98,8 @@ public:
         if (winograd) c_in_group = min(c, group_in - 1);
         // A 16-bit variant's copies (the packed filter, the staged
         // out_backprop) hold float32 on the CPU (copied()).
-        p.filter_packed(c, o, fw, fh) = copied((*filter)(out_channel(g_c, o), c_in_group, fw, fh));
+        Expr filter_value = (*filter)(out_channel(g_c, o), c_in_group, fw, fh);
+        p.filter_packed(c, o, fw, fh) = p.bf16_pairs ? filter_value : copied(filter_value);
 
         // out_backprop reads zero outside its rows and columns; taps that land
         // there contribute nothing.
@@ -102,8 +107,8 @@ public:
                            {0, out_backprop->dim(1).extent()},
                            {0, out_backprop->dim(2).extent()},
                            {Expr(), Expr()}};
-        p.out_backprop = copied(BoundaryConditions::constant_exterior(*out_backprop, cast(T, 0), exterior),
-                                "out_backprop_padded");
+        Func padded = BoundaryConditions::constant_exterior(*out_backprop, cast(T, 0), exterior);
+        p.out_backprop = p.bf16_pairs ? padded : copied(padded, "out_backprop_padded");
 
         if (winograd) {
             winograd_f2x2_3x3(p, acc_type, group_out);
@@ -142,10 +147,25 @@ private:
         auto product = [&](Expr o_in_group, Expr j_col, Expr j_row) {
             Expr dy = p.out_backprop(out_channel(g_c, o_in_group), cols.source(j_col), rows.source(j_row), n);
             Expr w = p.filter_packed(c, o_in_group, cols.clamped_tap(j_col), rows.clamped_tap(j_row));
+            // (A bfloat16 cast, not widen()'s bit form: Halide's pattern for
+            // vdpbf16ps is a sum of products of casts from bfloat16.)
+            if (p.bf16_pairs) return cast(acc_type, dy) * cast(acc_type, w);
             return widen(dy, acc_type) * widen(w, acc_type);
         };
         p.accumulator(c, x, y, n) = cast(acc_type, 0);
-        if (dot_lanes > 0) {
+        if (dot_lanes > 0 && p.bf16_pairs) {
+            // Pairs of output channels: o = (vector * dot_lanes + lane) * 2 + pair.
+            const int per_vector = 2 * dot_lanes;
+            Expr vectors = group_out / per_vector;
+            p.taps = RDom({{0, 2}, {0, dot_lanes}, {0, vectors}, {0, cols.count()}, {0, rows.count()}}, "taps");
+            p.taps.where(cols.valid(p.taps[3]) && rows.valid(p.taps[4]));
+            p.accumulator(c, x, y, n) +=
+                product((p.taps[2] * dot_lanes + p.taps[1]) * 2 + p.taps[0], p.taps[3], p.taps[4]);
+            p.tail = RDom(vectors * per_vector, group_out - vectors * per_vector, 0, cols.count(), 0, rows.count(),
+                          "tail");
+            p.tail.where(cols.valid(p.tail.y) && rows.valid(p.tail.z));
+            p.accumulator(c, x, y, n) += product(p.tail.x, p.tail.y, p.tail.z);
+        } else if (dot_lanes > 0) {
             Expr vectors = group_out / dot_lanes;
             p.taps = RDom({{0, dot_lanes}, {0, vectors}, {0, cols.count()}, {0, rows.count()}}, "taps");
             p.taps.where(cols.valid(p.taps.z) && rows.valid(p.taps.w));

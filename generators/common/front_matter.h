@@ -29,6 +29,7 @@ namespace gradtune::generator {
 // The window geometry and the accumulator conversions, for the generators.
 using window::narrow;
 using window::TapGather;
+using window::has_bf16_dot;
 using window::widen;
 
 enum class DataFormat { NHWC, NCHW };

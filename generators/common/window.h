@@ -109,6 +109,15 @@ inline Halide::Expr widen(Halide::Expr value, Halide::Type accumulator) {
     return Halide::cast(accumulator, value);
 }
 
+// Whether Halide emits AVX512_BF16's vdpbf16ps (a pair of bfloat16
+// products summed into each float32 lane) for `target`.
+inline bool has_bf16_dot(const Halide::Target &target) {
+    using Halide::Target;
+    return target.arch == Target::X86 &&
+           (target.has_feature(Target::AVX512_SapphireRapids) || target.has_feature(Target::AVX512_Zen4) ||
+            target.has_feature(Target::AVX512_Zen5));
+}
+
 // `f` (a 4-D Func of 16-bit values) widened to the accumulator type, named
 // `name`. The CPU generators of the dense gradients define the copies that
 // their schedules stage or pack so (OpGenerator::copied): a copy then holds

@@ -241,7 +241,8 @@ Status RunDirectOrTapsPointwise(const Conv2DBackpropPrepared &p, bool output_is_
     };
     auto detour = [&](const RunOptions &o) {
         const TensorRef columns = scratch();
-        if (!columns.data) return ResourceExhausted("gradtune: no memory for a call's pointwise call");
+        // No memory for the products: the strided kernels, which need none.
+        if (!columns.data) return direct(o);
         if (!output_is_input) gather_taps(tensor, g, columns, o.parallel);
         GRADTUNE_RETURN_IF_ERROR(run_pointwise(columns, o));
         if (output_is_input) sum_taps_into_place(columns.data, g, output, o.parallel);

@@ -74,8 +74,9 @@ Status run_direct_or_float32(const Prepared &p, const ConstTensorRef &tensor, co
         const TensorRef t = copy(ScratchBuffer::float32_operand, tensor.shape);
         const TensorRef dy = copy(ScratchBuffer::float32_activation, out_backprop.shape);
         const TensorRef out = copy(ScratchBuffer::float32_output, output.shape);
-        if (!t.data || !dy.data || !out.data)
-            return ResourceExhausted("gradtune: no memory for a call's float32 copies");
+        // No memory for the copies (they fit kFloat32DetourScratchBytes, but
+        // the allocation can still fail): the 16-bit kernels, which need none.
+        if (!t.data || !dy.data || !out.data) return direct(options);
         widen_to_float32(tensor, static_cast<float *>(t.data), options.parallel);
         widen_to_float32(out_backprop, static_cast<float *>(dy.data), options.parallel);
         Prepared q = p;

@@ -10,7 +10,8 @@
 # the tuner compares each one's output with the generic variant's (normwise,
 # twice the tests' tolerance) and logs "wrong" where it differs. Awkward shapes on purpose: 33 input channels (a partial channel
 # block), 17 output channels (a partial vector), odd rows and columns (a
-# partial Winograd tile), three images, VALID and SAME, float32 and float64.
+# partial Winograd tile), three images, VALID and SAME, float32, float64 and
+# bfloat16.
 # Usage: algorithms_test.sh <gradtune> <python>
 set -euo pipefail
 gradtune="$1"; python="$2"
@@ -23,24 +24,34 @@ SUITE
 cat >"$work/float64.txt" <<'SUITE'
 Conv2DBackpropInput N=2 H=5 W=6 C=20 K=24 f=3 s=1 SAME T=float64 id=A3
 SUITE
+# bfloat16: the dot algorithm with bf16_pairs (vdpbf16ps), 40 output
+# channels (one vector of 32 and a tail of 8) and 17 (a tail only).
+cat >"$work/bfloat16.txt" <<'SUITE'
+Conv2DBackpropInput N=2 H=6 W=11 C=33 K=40 f=3 s=1 SAME T=bfloat16 id=B1
+Conv2DBackpropInput N=3 H=5 W=7 C=20 K=17 f=3 s=1 VALID T=bfloat16 id=B2
+SUITE
 # One structure group per run, without the committed records and structure
 # defaults as seeds, so that its first six candidates are the ones above.
-for dtype in float32 float64; do
-  "$gradtune" tune --suite "$work/$dtype.txt" --max-trials 6 --no-record-seeds --log "$work/$dtype.jsonl" \
+for dtype in float32 float64 bfloat16; do
+  "$gradtune" tune --suite "$work/$dtype.txt" --max-trials 8 --no-record-seeds --log "$work/$dtype.jsonl" \
     --work-dir "$work/candidates" --samples 2 --min-sample-ms 0 --jobs 1 >"$work/tune.log" 2>&1 \
     || { cat "$work/tune.log"; exit 1; }
 done
 
-"$python" - "$work/float32.jsonl" "$work/float64.jsonl" <<'PY'
+"$python" - "$work/float32.jsonl" "$work/float64.jsonl" "$work/bfloat16.jsonl" <<'PY'
 import json, sys
 lines = [json.loads(l) for path in sys.argv[1:] for l in open(path) if l.strip()]
 seen = {}
 for l in lines:
-    print(l["shape_id"], "algorithm", l["knobs"]["algorithm"], l["status"], l["error"][:200])
-    assert l["status"] in ("ok", "slow"), l
     k = l["knobs"]
-    seen.setdefault((k["algorithm"], k.get("tile_rows_per_task", 0) > 0), set()).add(l["shape_id"])
-for schedule in ((0, False), (1, False), (2, False), (2, True)):
-    assert seen.get(schedule) == {"A1/N3", "A2/N2", "A3/N2"}, (schedule, seen)
+    print(l["shape_id"], "algorithm", k["algorithm"], "bf16_pairs", k.get("bf16_pairs", 0), l["status"],
+          l["error"][:200])
+    assert l["status"] in ("ok", "slow"), l
+    schedule = (k["algorithm"], k.get("tile_rows_per_task", 0) > 0, k.get("bf16_pairs", 0))
+    seen.setdefault(schedule, set()).add(l["shape_id"])
+for schedule in ((0, False, 0), (1, False, 0), (2, False, 0), (2, True, 0)):
+    assert {"A1/N3", "A2/N2", "A3/N2"} <= seen.get(schedule, set()), (schedule, seen)
+for schedule in ((0, False, 0), (1, False, 0), (1, False, 1)):
+    assert {"B1/N2", "B2/N3"} <= seen.get(schedule, set()), (schedule, seen)
 PY
-echo "direct, dot and Winograd each match the generic variant on every shape"
+echo "direct, dot (bfloat16: also with bf16_pairs) and Winograd each match the generic variant on every shape"
