@@ -14,7 +14,9 @@
 //   1 dot (ungrouped NHWC): lanes along the output channels, the reduction's
 //     unit-stride axis, reading the filter where it lies (no packing), one
 //     horizontal add per output; for many channels on small images and for
-//     inputs too narrow to fill a vector;
+//     inputs too narrow to fill a vector; in bfloat16 (bf16_pairs) two
+//     output channels per lane, multiplied with vdpbf16ps where the target
+//     has it;
 //   2 Winograd F(2x2, 3x3) (3x3 stride-1 float variants).
 // What each choice was measured to gain: docs/halide-lessons.md section 5.
 // CUDA: one thread per (unit-stride position, other_per_thread positions of
