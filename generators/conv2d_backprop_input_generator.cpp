@@ -80,6 +80,7 @@ public:
             cpu ? gradtune::Conv2DBackpropInputCpuKnobs::from(checked) : gradtune::Conv2DBackpropInputCpuKnobs{};
         const bool dot = cpu && cpu_knobs.algorithm == 1;
         const bool winograd = cpu && cpu_knobs.algorithm == 2;
+        const bool pairs = cpu && cpu_knobs.algorithm == 3;
         // bf16_pairs: the dot's operands stay bfloat16 (no widened copies),
         // multiplied two output channels at a time where the target has
         // vdpbf16ps; elsewhere the knob compiles the plain dot.
@@ -108,10 +109,12 @@ public:
                            {0, out_backprop->dim(2).extent()},
                            {Expr(), Expr()}};
         Func padded = BoundaryConditions::constant_exterior(*out_backprop, cast(T, 0), exterior);
-        p.out_backprop = p.bf16_pairs ? padded : copied(padded, "out_backprop_padded");
+        p.out_backprop = p.bf16_pairs || pairs ? padded : copied(padded, "out_backprop_padded");
 
         if (winograd) {
             winograd_f2x2_3x3(p, acc_type, group_out);
+        } else if (pairs) {
+            define_pairs(p, acc_type, out_depth);
         } else {
             define_gather(p, acc_type, group_out, g_c, out_channel, filter_rows, filter_cols,
                           dot ? cpu_knobs.vector_width : 0);
@@ -179,6 +182,30 @@ private:
             p.taps.where(cols.valid(p.taps.y) && rows.valid(p.taps.z));
             p.accumulator(c, x, y, n) += product(p.taps.x, p.taps.y, p.taps.z);
         }
+    }
+
+    // The pairs algorithm (bfloat16, a fixed 1x1 filter, stride 1, one
+    // group): dIn(c, x, y, n) = sum over o of out_backprop(o, x + pad_left,
+    // y + pad_top, n) * filter(o, c), taken two output channels at a time
+    // (o = 2 o2 + pair) from a filter packed as (pair, c, o2), so that one
+    // vector of it is 16 input channels' pairs, multiplied with a broadcast of
+    // out_backprop's pair (vdpbf16ps). An odd Cout leaves one channel to the
+    // tail. The operands are cast from bfloat16 (the pattern Halide matches).
+    void define_pairs(gradtune::Conv2DBackpropInputPipeline &p, Type acc_type, Expr out_depth) {
+        Var c = p.c, x = p.x, y = p.y, n = p.n, o = p.o, pair = p.pair;
+        Expr pairs = out_depth / 2;
+        // c clamped: the accumulator's vectors round its channels up to
+        // whole vectors, whose lanes past the last channel are never stored.
+        Expr c_clamped = clamp(c, 0, filter->dim(1).extent() - 1);
+        auto w = [&](Expr out_channel) { return (*filter)(out_channel, c_clamped, 0, 0); };
+        p.filter_pairs(pair, c, o) = w(2 * o + pair);
+        auto dy = [&](Expr channel) { return p.out_backprop(channel, x + pad_left, y + pad_top, n); };
+        p.accumulator(c, x, y, n) = cast(acc_type, 0);
+        p.taps = RDom({{0, 2}, {0, pairs}}, "taps");
+        p.accumulator(c, x, y, n) +=
+            cast(acc_type, dy(2 * p.taps[1] + p.taps[0])) * cast(acc_type, p.filter_pairs(p.taps[0], c, p.taps[1]));
+        p.tail = RDom(2 * pairs, out_depth - 2 * pairs, "tail");
+        p.accumulator(c, x, y, n) += cast(acc_type, dy(p.tail.x)) * cast(acc_type, w(p.tail.x));
     }
 
     // Winograd's minimal filtering F(2x2, 3x3) (Lavin and Gray, "Fast

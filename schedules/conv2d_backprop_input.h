@@ -17,7 +17,11 @@
 //     inputs too narrow to fill a vector; in bfloat16 (bf16_pairs) two
 //     output channels per lane, multiplied with vdpbf16ps where the target
 //     has it;
-//   2 Winograd F(2x2, 3x3) (3x3 stride-1 float variants).
+//   2 Winograd F(2x2, 3x3) (3x3 stride-1 float variants);
+//   3 pairs (bfloat16 1x1 stride 1, NHWC, ungrouped; strided and larger
+//     filters reach it as their pointwise call, taps_pointwise.h): the
+//     direct algorithm's register tile with two output channels per lane,
+//     a pair-packed filter and vdpbf16ps where the target has it.
 // What each choice was measured to gain: docs/halide-lessons.md section 5.
 // CUDA: one thread per (unit-stride position, other_per_thread positions of
 // the other dimension, row), blocks of threads_inner x threads_other x threads_y.
@@ -34,24 +38,25 @@
 // Knobs that only some algorithms read name them (.algorithms; 0 direct,
 // 1 dot, 2 Winograd).
 #define GRADTUNE_CONV2D_BACKPROP_INPUT_CPU_KNOBS(KNOB, SHARED)                                                      \
-    KNOB(algorithm, (0, 1, 2), 0,                                                                                   \
+    KNOB(algorithm, (0, 1, 2, 3), 0,                                                                                \
          "0: direct, lanes along input channels; 1: dot, lanes along the group's output channels (few input "       \
          "channels, e.g. a 3-channel stem); 2: Winograd F(2x2, 3x3), 3x3 stride 1 float32/float64 "                 \
-         "(16 products per 2x2 outputs instead of 36)",                                                             \
-         .since_version = 2, .values_since = 5)                                                                     \
+         "(16 products per 2x2 outputs instead of 36); 3: pairs, bfloat16 1x1 stride 1: lanes along input "         \
+         "channels, two output channels per lane (vdpbf16ps) from a pair-packed filter",                            \
+         .since_version = 2, .values_since = 7)                                                                     \
     KNOB(tile_channels, (1, 2, 3, 4), 1, "dot: input channels per register tile (direct: 1)", .since_version = 2,   \
          .algorithms = {1})                                                                                         \
     KNOB(vector_width, (4, 8, 16, 32), native, "accumulator lanes per vector along the vectorised dimension")       \
     KNOB(vectors_per_tile, (1, 2, 3, 4), 2, "vectors per register tile along the vectorised dimension",             \
-         .algorithms = {0, 2})                                                                                      \
+         .algorithms = {0, 2, 3})                                                                                   \
     KNOB(tile_other, (1, 2, 3, 4, 5, 6, 7, 8), 4,                                                                   \
          "positions along the other tiled dimension (columns when channels are vectorised, channels otherwise)")    \
     KNOB(tile_y, (1, 2, 3, 4), 1, "rows per register tile", .algorithms = {0, 1})                                   \
-    KNOB(rows_per_task, (1, 2, 4, 8, 16, 32), 2, "tile rows per parallel task", .algorithms = {0, 1})               \
+    KNOB(rows_per_task, (1, 2, 4, 8, 16, 32), 2, "tile rows per parallel task", .algorithms = {0, 1, 3})            \
     KNOB(channel_outer, (0, 1), 0, "1: loop over channel tiles outside the spatial tiles of a task",                \
          .algorithms = {0})                                                                                         \
     KNOB(channel_tasks, (0, 1), 0, "1: every channel tile is its own parallel task (more tasks for small images)",  \
-         .algorithms = {0})                                                                                         \
+         .algorithms = {0, 3})                                                                                      \
     KNOB(channel_block, (0, 16, 32, 64, 128), 0,                                                                    \
          "output channels per reduction block, taps inside a block (0: all channels innermost)", .algorithms = {0}) \
     KNOB(channels_per_task, (0, 32, 64, 128, 256), 0,                                                               \
@@ -194,6 +199,24 @@ inline void add_cpu_seeds(const Structure &s, KnobSpace *space) {
         pairs_seed(3, 8, 4, 128, 1);
         pairs_seed(4, 4, 32, 32, 8);
     }
+    // The pairs algorithm's starts (bfloat16 1x1 stride 1): 4 vectors of
+    // input channels x 6 columns (a Halide prototype of this tile ran a 1x1
+    // input gradient at 367 GFLOP/s against 190 for float32, Zen 4), and 2
+    // vectors x 8 columns with every channel tile its own task.
+    if (s.dtype == "bfloat16" && nhwc && fixed.groups == 1 && fixed.filter_height == 1 && fixed.filter_width == 1 &&
+        fixed.stride_height == 1 && fixed.stride_width == 1) {
+        Conv2DBackpropInputCpuKnobs pairs = defaults;
+        pairs.algorithm = 3;
+        pairs.vector_width = native;
+        pairs.vectors_per_tile = 4;
+        pairs.tile_other = 6;
+        pairs.rows_per_task = 2;
+        space->add_seed(pairs.map());
+        pairs.vectors_per_tile = 2;
+        pairs.tile_other = 8;
+        pairs.channel_tasks = 1;
+        space->add_seed(pairs.map());
+    }
 }
 
 inline KnobSpace cpu_space(const Structure &s) {
@@ -245,6 +268,17 @@ inline KnobSpace cpu_space(const Structure &s) {
             if (fixed.groups != 1) return "the Winograd algorithm needs a variant that fixes groups=1";
             if (s.dtype != "float32" && s.dtype != "float64")
                 return "the Winograd algorithm is float32/float64 only (its transforms round in the accumulator type)";
+        } else if (k.algorithm == 3) {
+            if (std::string why = check_registers("register tile", registers(k)); !why.empty()) return why;
+            if (s.dtype != "bfloat16") return "the pairs algorithm is bfloat16 only";
+            // A 4-lane tile could not be unrolled in the partial-tile branch
+            // ("Can only unroll for loops over a constant extent", stop-66
+            // tune), and ran 2-8x slower than 16 lanes wherever it compiled.
+            if (k.vector_width < 8) return "the pairs algorithm needs vector_width >= 8";
+            if (!nhwc) return "the pairs algorithm is NHWC only";
+            if (fixed.groups != 1) return "the pairs algorithm needs a variant that fixes groups=1";
+            if (filter_h != 1 || filter_w != 1 || fixed.stride_height != 1 || fixed.stride_width != 1)
+                return "the pairs algorithm needs a variant that fixes a 1x1 filter and stride 1";
         } else if (k.algorithm == 1) {
             if (std::string why = check_registers("dot tile", registers(k)); !why.empty()) return why;
             if (!nhwc) return "the dot algorithm is NHWC only";
@@ -286,7 +320,7 @@ inline OpSchema conv2d_backprop_input_schema() {
     // 2: algorithm and tile_channels (defaults: version 1's direct schedule);
     // 3: pack_filter=2 (per-task packing); 4: channels_per_task (dot);
     // 5: algorithm=2 (Winograd), images_per_task and input_per_task;
-    // 6: tile_rows_per_task (Winograd); 7: bf16_pairs (dot).
+    // 6: tile_rows_per_task (Winograd); 7: bf16_pairs (dot), algorithm=3 (pairs).
     op.knob_space_version = 7;
     op.space = per_device(conv2d_backprop_input_space::cpu_space, conv2d_backprop_input_space::cuda_space);
     return op;
@@ -328,6 +362,10 @@ struct Conv2DBackpropInputPipeline {
     // vector_width + lane) * 2 + pair.
     Halide::RDom taps, tail;
     bool bf16_pairs = false;  // the dot's products taken two at a time (vdpbf16ps)
+    // Pairs (algorithm 3): the filter as (pair, c, o2) = filter[0, 0, c, 2 o2 + pair],
+    // bfloat16; `taps` is then (pair, o2) and `tail` the last output channel of an odd Cout.
+    Halide::Func filter_pairs{"filter_pairs"};
+    Halide::Var pair{"pair"};
     // Winograd F(2x2, 3x3) (algorithm 2; generators/conv2d_backprop_input_generator.cpp).
     Halide::Func winograd_filter{"winograd_filter"};      // U(c, o, xi, nu): G g G^T
     Halide::Func winograd_input{"winograd_input"};        // V(o, t, xi, nu): B^T d B of tile t
@@ -703,6 +741,62 @@ inline void apply_cpu_dot(const Conv2DBackpropInputCpuKnobs &k, const Structure 
 // (xi, nu) at a time, so that the task's slice of U for that element stays in
 // L2 across its tiles), and the output transform reads M one row of tiles at
 // a time.
+// Algorithm 3, "pairs" (bfloat16 1x1 stride 1): the direct algorithm's
+// register tile of vectors_per_tile vectors of input channels x tile_other
+// columns, each lane summing two output channels per step: one load of the
+// pair-packed filter (16 channels x 2) and one 32-bit broadcast of
+// out_backprop's pair per vdpbf16ps. The filter is packed once per call in
+// blocks of 16 x 16 (a transpose in registers); out_backprop is staged per
+// task, zero-padded, channels innermost. Tasks are rows_per_task rows of one
+// image (with channel_tasks, of one channel tile).
+inline void apply_cpu_pairs(const Conv2DBackpropInputCpuKnobs &k, Conv2DBackpropInputPipeline &p) {
+    const int lanes = k.vector_width, c_tile = lanes * k.vectors_per_tile, cols = k.tile_other;
+    Var c_tile_index{"c_tile_index"}, c_in{"c_in"}, x_tile{"x_tile"}, x_in{"x_in"}, y_task{"y_task"},
+        y_in{"y_in"}, task{"task"};
+    const TailStrategy guard = TailStrategy::GuardWithIf;
+    auto tile = [&](Stage stage, TailStrategy tail) {
+        stage.split(p.c, c_tile_index, c_in, c_tile, tail)
+            .split(p.x, x_tile, x_in, cols, tail)
+            .split(p.y, y_task, y_in, k.rows_per_task, guard);
+        if (k.channel_tasks) {
+            stage.reorder(c_in, x_in, x_tile, y_in, c_tile_index, y_task, p.n)
+                .fuse(c_tile_index, y_task, task)
+                .fuse(task, p.n, task);
+        } else {
+            stage.reorder(c_in, x_in, x_tile, c_tile_index, y_in, y_task, p.n).fuse(y_task, p.n, task);
+        }
+        stage.parallel(task);
+    };
+    tile(p.output.specialize(p.channels >= c_tile && p.width >= cols), TailStrategy::ShiftInwards);
+    tile(p.output, guard);
+
+    p.accumulator.compute_at(p.output, x_tile).vectorize(p.c, lanes).unroll(p.c).unroll(p.x);
+    RVar pair = p.taps[0], o2 = p.taps[1];
+    p.accumulator.update(0)
+        .reorder(pair, p.c, p.x, p.y, p.n, o2)
+        .atomic()
+        .vectorize(pair)
+        .vectorize(p.c, lanes)
+        .unroll(p.c)
+        .unroll(p.x);
+    p.accumulator.update(1).vectorize(p.c, lanes).unroll(p.c).unroll(p.x);
+
+    Var o = p.out_backprop.args()[0];
+    p.out_backprop.compute_at(p.output, task).vectorize(o, 2 * lanes, guard);
+
+    // The packed filter: blocks of 16 output-channel pairs x 16 input
+    // channels, read along o (the filter's unit stride) and written along
+    // (pair, c).
+    Var c_block{"c_block"}, o_block{"o_block"}, c_lane{"c_lane"}, o_lane{"o_lane"};
+    p.filter_pairs.compute_root()
+        .tile(p.c, p.o, c_block, o_block, c_lane, o_lane, 16, 16, guard)
+        .reorder(p.pair, c_lane, o_lane, c_block, o_block)
+        .unroll(p.pair)
+        .vectorize(c_lane)
+        .unroll(o_lane)
+        .parallel(o_block);
+}
+
 inline void apply_cpu_winograd(const Conv2DBackpropInputCpuKnobs &k, const Structure &s, Conv2DBackpropInputPipeline &p,
                                const Target &target) {
     const int lanes = k.vector_width, c_tile = lanes * k.vectors_per_tile;
@@ -799,6 +893,8 @@ inline void apply(const Knobs &knobs, const Structure &structure, Conv2DBackprop
     const Conv2DBackpropInputCpuKnobs k = Conv2DBackpropInputCpuKnobs::from(knobs);
     if (k.algorithm == 1) {
         apply_cpu_dot(k, structure, pipeline);
+    } else if (k.algorithm == 3) {
+        apply_cpu_pairs(k, pipeline);
     } else if (k.algorithm == 2) {
         apply_cpu_winograd(k, structure, pipeline, target);
     } else {
